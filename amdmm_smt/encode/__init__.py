@@ -1,0 +1,30 @@
+"""Stage 3: encode an elaborated test as Z3 constraints over a symbolic execution.
+
+One module per family of axioms, applied in this order:
+  values.write_values     what writes write (incl. atomicrmw / cmpxchg)
+  sync.happens_before     release sequences, synchronizes-with, happens-before (LangRef, S002)
+  avvis                   availability, visibility, location order (S000)
+  values.read_values      may-see and the read-value rule with undef (S000)
+  coherence               modification order and RMW atomicity (LangRef)
+  sync.seq_cst            the seq_cst order (LangRef, RC11 reading)
+  values.final_values     final memory state
+"""
+
+from __future__ import annotations
+
+from ..elaborate import Elab
+from . import avvis, coherence, sync, values
+from .execution import Execution
+
+
+def encode(elab: Elab) -> Execution:
+    x = Execution(elab)
+    values.write_values(x)
+    sync.happens_before(x)
+    avvis.encode_location_order(x)
+    values.read_values(x)
+    coherence.coherence(x)
+    coherence.rmw_atomicity(x)
+    sync.seq_cst(x)
+    values.final_values(x)
+    return x

@@ -1,0 +1,199 @@
+"""The AMDGPU availability / visibility model (S000 "Availability and Visibility",
+"Ordering", "Location Order"): one function per definition.
+
+For a write W, `avail[W][X]` says X is an availability operation on W; `vis[W][Y][L]` says
+Y makes W visible in Y's instance of scope level L (S000: a visibility operation makes W
+visible in a scope instance S "and every subscope instance of S that includes Y", so the
+instances form a chain up from Y and a level is enough). Both definitions are recursive
+through happens-before; they are encoded as definitional variables, whose solution is unique
+because happens-before is irreflexive (each step needs a strictly hb-earlier operation).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..elaborate import Event, load_visible, store_available
+from ..ir import SYSTEM, WORKGROUP, is_acquire, is_release
+from .execution import Execution
+from .logic import AND, B, IFF, NOT, OR
+
+
+def av_scope(x: Execution, e: Event) -> Optional[int]:
+    """Scope of e as a store-available / load-visible operation (S000 store-available,
+    load-visible); None when it is neither. Options: UP 2.1(2) LDS accesses at workgroup,
+    UP 2.1(3) non-atomic volatile accesses at the widest scope of their address space."""
+    o = x.elab.model.options
+    local = e.loc is not None and x.elab.test.memory[e.loc].space == "local"
+    if e.is_init:
+        return SYSTEM
+    if o.lds_av_workgroup and local and e.loc is not None and e.kind != "fence":
+        base = e.scope if (store_available(e) or load_visible(e)) else WORKGROUP
+        return max(base, WORKGROUP) if e.atomic else WORKGROUP
+    if store_available(e) or load_visible(e):
+        return e.scope
+    if o.volatile_av and e.volatile:
+        return WORKGROUP if local else SYSTEM
+    return None
+
+
+def make_available(x: Execution, e: Event) -> B:
+    """S000 MakeAvailable: "A synchronization operation with at least release ordering ...
+    if it is not marked as !{!"amdgcn-av", !"none"}"."""
+    if e.av_none or e.is_init:
+        return False
+    if e.kind == "cmpxchg":
+        return AND(x.writes(e), is_release(e.order))
+    return e.kind in ("store", "rmw", "fence") and is_release(e.order)
+
+
+def make_visible(x: Execution, e: Event) -> B:
+    """S000 MakeVisible: "A synchronization operation with at least acquire ordering ...
+    if it is not marked as !{!"amdgcn-av", !"none"}"."""
+    if e.av_none or e.is_init:
+        return False
+    if e.kind == "cmpxchg":
+        s = x.writes(e)
+        return OR(AND(s, is_acquire(e.order)), AND(NOT(s), is_acquire(e.fail_order)))
+    return e.kind in ("load", "rmw", "fence") and is_acquire(e.order)
+
+
+class AvVis:
+    def __init__(self, x: Execution):
+        self.x = x
+        self.el = x.elab
+        # per write W: {X: (expr, scope of X as availability op)}
+        self.avail: dict[int, dict[int, tuple[B, int]]] = {}
+        # per write W: {Y: (scope of Y, [expr for level 0..scope])}
+        self.vis: dict[int, dict[int, tuple[int, list]]] = {}
+
+    def availability_operations(self, w: Event) -> dict[int, tuple[B, int]]:
+        """S000 "Availability Operation": X is an availability operation on W if
+        (1) X is W itself and W is store-available, or (2) X is a MakeAvailable that follows W
+        in program order, or (3) X is a MakeAvailable whose scope instance includes W and some
+        availability operation Z on W happens-before X with Z's scope instance including X."""
+        x, el = self.x, self.el
+        cands: dict[int, tuple[B, int]] = {}
+        sw_ = av_scope(x, w)
+        if sw_ is not None:
+            cands[w.id] = (x.writes(w), sw_)
+        for e in x.ev:
+            if e.id == w.id or e.is_init or make_available(x, e) is False:
+                continue
+            if el.po(w, e) or el.contains(e, e.scope, w):
+                cands[e.id] = (x.ctx.fresh_bool(f"avail_{w.label}_{e.label}"), e.scope)
+        for xid, (var, sx) in cands.items():
+            if xid == w.id:
+                continue
+            e = x.ev[xid]
+            base = AND(make_available(x, e), x.writes(w)) if el.po(w, e) else False   # (2)
+            chain: B = False
+            if el.contains(e, e.scope, w):                                            # (3)
+                chain = AND(make_available(x, e), OR(
+                    AND(zv, x.hb(x.ev[zid], e), el.contains(x.ev[zid], sz, e))
+                    for zid, (zv, sz) in cands.items() if zid != xid))
+            x.ctx.add(IFF(var, OR(base, chain)))
+        return cands
+
+    def visibility_operations(self, w: Event) -> dict[int, tuple[int, list]]:
+        """S000 "Visibility Operation": Y (a load-visible to the same address or a MakeVisible)
+        is a visibility operation on W if (1) an availability operation X on W happens-before
+        Y with inclusive scopes: W visible in their common scope instance and below, towards Y;
+        or (2) a visibility operation X on W happens-before Y, X made W visible in S1 including
+        Y, X is in Y's scope instance S2: W visible in S1 ∩ S2 and below, towards Y."""
+        x, el = self.x, self.el
+        avail = self.avail[w.id]
+        cands: dict[int, tuple[int, list, B]] = {}
+        for y in x.ev:
+            if y.id == w.id or y.is_init:
+                continue
+            lv = load_visible(y) or av_scope(x, y) is not None and y.reads
+            lv = lv and y.loc == w.loc and y.reads
+            mv = make_visible(x, y)
+            if not lv and mv is False:
+                continue
+            scopes = []
+            if lv:
+                scopes.append(av_scope(x, y))
+            if mv is not False:
+                scopes.append(y.scope)
+            sy = max(scopes)        # docs: an operation with both roles acts at the wider one
+            role = True if lv else mv
+            levels = [x.ctx.fresh_bool(f"vis_{w.label}_{y.label}_{lv_}") for lv_ in range(sy + 1)]
+            cands[y.id] = (sy, levels, role)
+        for yid, (sy, levels, role) in cands.items():
+            y = x.ev[yid]
+            for lvl in range(sy + 1):
+                c1 = OR(AND(av, x.hb(x.ev[xid], y), min(sx, sy) >= lvl,
+                            self._inclusive_at(x.ev[xid], sx, y, sy))
+                        for xid, (av, sx) in avail.items() if xid != yid)             # (1)
+                c2 = OR(AND(levs[l1], x.hb(x.ev[xid], y), el.contains(x.ev[xid], l1, y),
+                            el.contains(y, sy, x.ev[xid]))
+                        for xid, (sx2, levs, _) in cands.items() if xid != yid
+                        for l1 in range(lvl, sx2 + 1))                                 # (2)
+                rhs = AND(role, OR(c1, c2))
+                v = levels[lvl]
+                x.ctx.add(IFF(v, rhs))
+        return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}
+
+    def _inclusive_at(self, a: Event, sa: int, b: Event, sb: int) -> bool:
+        el = self.el
+        ok = el.contains(a, sa, b) and el.contains(b, sb, a)
+        if ok and el.model.options.scope_inclusion == "opencl" and not a.is_init:
+            return sa == sb
+        return ok
+
+    def location_order(self, w: Event) -> None:
+        """S000 "Location Order" for a write W and an access Y to the same address:
+        (1) W is program-ordered before Y; (2) Y a write W1 and an availability operation Z on
+        W happens-before W1 with W1 in Z's scope instance; (3) Y a read R and a visibility
+        operation Z on W is R itself or precedes R in program order."""
+        x, el = self.x, self.el
+        for y in x.ev:
+            if y.id == w.id or y.loc != w.loc or y.is_init:
+                continue
+            parts: list = [el.po(w, y)]                                                 # (1)
+            if y.writes:                                                                # (2)
+                parts.append(AND(x.writes(y), OR(
+                    AND(av, x.hb(x.ev[zid], y), el.contains(x.ev[zid], sz, y))
+                    for zid, (av, sz) in self.avail[w.id].items())))
+            if y.reads:                                                                 # (3)
+                parts.append(OR(levels[0] for zid, (sz, levels) in self.vis[w.id].items()
+                                if zid == y.id or el.po(x.ev[zid], y)))
+            e = AND(x.writes(w), OR(parts))
+            if e is not False:
+                x.lo_rel[(w.id, y.id)] = x.ctx.define(f"lo_{w.label}_{y.label}", e)
+
+
+def encode_location_order(x: Execution) -> AvVis:
+    """Build lo for every pair. The initial write is location-ordered before every other
+    access to its location (S000 Location Order)."""
+    el = x.elab
+    o = el.model.options
+    av = AvVis(x)
+    for e in x.ev:
+        if e.is_init:
+            for y in x.ev:
+                if y.loc == e.loc and not y.is_init:
+                    x.lo_rel[(e.id, y.id)] = True
+    if not o.avvis:
+        # Plain LLVM model (UP§4): the may-see and value rules use happens-before.
+        for (a, b), v in x.hb_rel.items():
+            if x.ev[a].loc is not None and x.ev[a].loc == x.ev[b].loc and x.ev[a].writes:
+                x.lo_rel[(a, b)] = AND(x.writes(x.ev[a]), v) if not x.ev[a].is_init else True
+        return av
+    writes = [e for e in x.ev if e.writes and not e.is_init]
+    for w in writes:
+        av.avail[w.id] = av.availability_operations(w)
+    for w in writes:
+        av.vis[w.id] = av.visibility_operations(w)
+    for w in writes:
+        av.location_order(w)
+    if o.read_lo:
+        # UP 2.1(7): "A read R is location-ordered before an access X to the same address if
+        # it happens-before X."
+        for (a, b), v in x.hb_rel.items():
+            ea, eb = x.ev[a], x.ev[b]
+            if ea.reads and not ea.is_init and ea.loc is not None and ea.loc == eb.loc:
+                x.lo_rel[(a, b)] = OR(x.lo_rel.get((a, b), False), v)
+    return av

@@ -1,0 +1,116 @@
+"""The symbolic candidate execution: what the solver chooses (values read, reads-from,
+coherence order, seq_cst order) and the derived relations the axiom modules share.
+
+Choices (free variables):
+  rf[w, r]   the write a read takes its value from, when the value rule gives it one
+  co rank    a per-location total order on writes (docs/semantics.md R-final, R-coherence)
+  sc rank    a total order witnessing acyclicity of seq_cst constraints
+Derived (defined by the modules, each a function of the choices):
+  sw, hb     encode/sync.py
+  avail, vis, lo   encode/avvis.py
+  maysee, read values   encode/values.py
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import z3
+
+from ..elaborate import Elab, Event
+from .logic import AND, B, Ctx
+
+RMW_KINDS = ("rmw", "cmpxchg")
+
+
+class Execution:
+    def __init__(self, elab: Elab):
+        self.elab = elab
+        self.ev = elab.events
+        self.ctx = Ctx()
+        # values: (undef, value) for every read and every write
+        self.rundef: dict[int, B] = {}
+        self.rval: dict[int, z3.BitVecRef] = {}
+        self.wundef: dict[int, B] = {}
+        self.wval: dict[int, z3.BitVecRef] = {}
+        self.wr: dict[int, B] = {}            # does the event write in this execution
+        self.rf_var: dict[tuple[int, int], z3.BoolRef] = {}
+        self.co_rank: dict[int, z3.ArithRef] = {}
+        self.hb_rel: dict[tuple[int, int], B] = {}
+        self.lo_rel: dict[tuple[int, int], B] = {}
+        self.final: dict[str, tuple[B, z3.BitVecRef]] = {}
+        self.ub: B = False                    # undefined behaviour (none in the base model)
+        self._declare()
+
+    # ---- declarations ----
+    def _declare(self) -> None:
+        c = self.ctx
+        for e in self.ev:
+            if e.reads:
+                self.rundef[e.id] = c.fresh_bool(f"undef_{e.label}")
+                self.rval[e.id] = c.fresh_bv(f"val_{e.label}")
+        for loc in self.elab.locs:
+            ws = self.elab.writes_to(loc)
+            ranks = []
+            for w in ws:
+                if not w.is_init:
+                    r = c.fresh_int(f"co_{w.label}")
+                    self.co_rank[w.id] = r
+                    ranks.append(r)
+            if len(ranks) > 1:
+                c.add(z3.Distinct(ranks))
+            for r in self.elab.reads_of(loc):
+                for w in ws:
+                    if w.id != r.id:
+                        self.rf_var[(w.id, r.id)] = c.fresh_bool(f"rf_{w.label}_{r.label}")
+
+    # ---- accessors ----
+    def operand(self, e: Event, op) -> tuple[B, z3.BitVecRef]:
+        """(undef, value) of an instruction operand: a constant or a register."""
+        if isinstance(op, int):
+            return False, z3.BitVecVal(op, 32)
+        src = self.elab.regs[(self.elab.thread_names[e.thread], op.name)]
+        return self.rundef[src], self.rval[src]
+
+    def rf(self, w: Event, r: Event) -> B:
+        return self.rf_var.get((w.id, r.id), False)
+
+    def co(self, a: Event, b: Event) -> B:
+        """a before b in the location's coherence order (initial write first)."""
+        if a.id == b.id or a.loc != b.loc:
+            return False
+        if a.is_init:
+            return True
+        if b.is_init:
+            return False
+        return self.co_rank[a.id] < self.co_rank[b.id]
+
+    def hb(self, a: Event, b: Event) -> B:
+        return self.hb_rel.get((a.id, b.id), False)
+
+    def lo(self, a: Event, b: Event) -> B:
+        return self.lo_rel.get((a.id, b.id), False)
+
+    def writes(self, e: Event) -> B:
+        return self.wr.get(e.id, False)
+
+    def fr(self, r: Event, w: Event) -> B:
+        """from-read: r reads from a write that is co-before w."""
+        if r.id == w.id or r.loc != w.loc or not r.reads or not w.writes:
+            return False
+        from .logic import OR
+        return OR(AND(self.rf(w0, r), self.co(w0, w), self.writes(w))
+                  for w0 in self.elab.writes_to(r.loc) if w0.id != r.id)
+
+    def is_rmw(self, e: Event) -> bool:
+        return e.kind in RMW_KINDS
+
+    def event(self, i: int) -> Event:
+        return self.ev[i]
+
+    def reg_term(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
+        i = self.elab.regs[(thread, reg)]
+        return self.rundef[i], self.rval[i]
+
+    def loc_term(self, loc: str) -> Optional[tuple[B, z3.BitVecRef]]:
+        return self.final.get(loc)

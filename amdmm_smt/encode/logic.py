@@ -1,0 +1,111 @@
+"""Boolean helpers that fold Python constants, so statically known facts never reach Z3, and
+the encoding context shared by the axiom modules."""
+
+from __future__ import annotations
+
+from typing import Iterable, Union
+
+import z3
+
+B = Union[bool, z3.BoolRef]
+
+
+def AND(*xs: B) -> B:
+    out = []
+    for x in _flat(xs):
+        if x is False:
+            return False
+        if x is True:
+            continue
+        out.append(x)
+    if not out:
+        return True
+    return out[0] if len(out) == 1 else z3.And(out)
+
+
+def OR(*xs: B) -> B:
+    out = []
+    for x in _flat(xs):
+        if x is True:
+            return True
+        if x is False:
+            continue
+        out.append(x)
+    if not out:
+        return False
+    return out[0] if len(out) == 1 else z3.Or(out)
+
+
+def NOT(x: B) -> B:
+    if isinstance(x, bool):
+        return not x
+    return z3.Not(x)
+
+
+def IMPLIES(a: B, b: B) -> B:
+    return OR(NOT(a), b)
+
+
+def _flat(xs) -> Iterable[B]:
+    for x in xs:
+        if isinstance(x, (list, tuple)) or hasattr(x, "__next__") or type(x).__name__ in (
+                "dict_values", "dict_keys"):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def is_false(x: B) -> bool:
+    return x is False
+
+
+class Ctx:
+    """Holds the solver constraints and fresh-variable naming for one encoding."""
+
+    def __init__(self):
+        self.constraints: list = []
+        self._n = 0
+
+    def add(self, c: B, why: str = "") -> None:
+        if c is True:
+            return
+        if c is False:
+            # An unconditional contradiction: keep it, the solver reports UNSAT.
+            self.constraints.append(z3.BoolVal(False))
+            return
+        self.constraints.append(c)
+
+    def define(self, name: str, expr: B) -> B:
+        """A fresh Boolean equal to `expr` (constants are returned unchanged). Used for the
+        recursive definitions: with happens-before acyclic they have a unique solution."""
+        if isinstance(expr, bool):
+            return expr
+        v = z3.Bool(f"{name}#{self._n}")
+        self._n += 1
+        self.constraints.append(v == expr)
+        return v
+
+    def fresh_bool(self, name: str) -> z3.BoolRef:
+        v = z3.Bool(f"{name}#{self._n}")
+        self._n += 1
+        return v
+
+    def fresh_int(self, name: str) -> z3.ArithRef:
+        v = z3.Int(f"{name}#{self._n}")
+        self._n += 1
+        return v
+
+    def fresh_bv(self, name: str) -> z3.BitVecRef:
+        v = z3.BitVec(f"{name}#{self._n}", 32)
+        self._n += 1
+        return v
+
+
+def IFF(a: B, b: B) -> B:
+    if isinstance(a, bool) and isinstance(b, bool):
+        return a == b
+    if isinstance(a, bool):
+        return b if a else NOT(b)
+    if isinstance(b, bool):
+        return a if b else NOT(a)
+    return a == b

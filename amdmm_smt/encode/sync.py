@@ -1,0 +1,222 @@
+"""LLVM / HSA synchronization: release sequences, synchronizes-with, happens-before, and the
+seq_cst order. Sources: UP§4 (LangRef memory model, atomic orderings, fence) and S002 sync
+scopes (synchronizes-with only between operations with inclusive scopes)."""
+
+from __future__ import annotations
+
+import z3
+
+from ..elaborate import Event, may_acquire, may_release, strong_atomic
+from ..ir import is_acquire, is_release
+from .execution import Execution
+from .logic import AND, B, IFF, IMPLIES, NOT, OR
+
+
+def release_active(x: Execution, a: Event) -> B:
+    """a acts as a release in this execution (a failed cmpxchg has its failure ordering)."""
+    if a.kind == "cmpxchg":
+        return AND(x.writes(a), is_release(a.order))
+    return may_release(a)
+
+
+def acquire_active(x: Execution, b: Event) -> B:
+    if b.kind == "cmpxchg":
+        succ = x.writes(b)
+        return OR(AND(succ, is_acquire(b.order)), AND(NOT(succ), is_acquire(b.fail_order)))
+    return may_acquire(b)
+
+
+def release_sequence(x: Execution, head: Event, w: Event) -> B:
+    """UP§4 release: "this occurs even if the value written by a release operation has been
+    modified by a read-modify-write operation before being read" (docs R-relseq: the head and
+    the run of RMWs immediately after it in modification order)."""
+    if head.id == w.id:
+        return x.writes(head)
+    if w.loc != head.loc or not x.is_rmw(w):
+        return False
+    between = [AND(x.writes(o), x.co(head, o), x.co(o, w))
+               for o in x.elab.writes_to(w.loc)
+               if o.id not in (head.id, w.id) and not x.is_rmw(o)]
+    return AND(x.writes(head), x.writes(w), x.co(head, w), NOT(OR(between)))
+
+
+def _release_writes(x: Execution, a: Event) -> list[Event]:
+    """The writes through which a release operation publishes: itself, or for a release fence
+    the monotonic-or-stronger atomic writes after it in program order (LangRef fence)."""
+    if a.is_fence:
+        return [w for w in x.ev if w.writes and strong_atomic(w) and x.elab.po(a, w)]
+    return [a]
+
+
+def _acquire_reads(x: Execution, b: Event) -> list[Event]:
+    if b.is_fence:
+        return [r for r in x.ev if r.reads and strong_atomic(r) and x.elab.po(r, b)]
+    return [b]
+
+
+def synchronizes_with(x: Execution) -> dict[tuple[int, int], B]:
+    """sw(A, B): release A, acquire B with inclusive scopes (S002 sync-scope table), B (or an
+    atomic read before acquire fence B) reads from the release sequence of A (or of an atomic
+    write after release fence A)."""
+    el = x.elab
+    sw: dict[tuple[int, int], B] = {}
+    for a in x.ev:
+        if a.is_init or not may_release(a):
+            continue
+        for b in x.ev:
+            if b.is_init or b.thread == a.thread or not may_acquire(b):
+                continue
+            if not el.inclusive(a, b):
+                continue
+            reads_from = []
+            for w0 in _release_writes(x, a):
+                for r in _acquire_reads(x, b):
+                    if r.loc != w0.loc:
+                        continue
+                    for w in el.writes_to(w0.loc):
+                        if w.id != r.id:
+                            reads_from.append(AND(release_sequence(x, w0, w), x.rf(w, r)))
+            e = AND(release_active(x, a), acquire_active(x, b), OR(reads_from))
+            if e is not False:
+                sw[(a.id, b.id)] = x.ctx.define(f"sw_{a.label}_{b.label}", e)
+    return sw
+
+
+def happens_before(x: Execution) -> None:
+    """UP§4: "the least partial order that is a superset of single-thread program order and
+    ... includes an edge from a to b" when a synchronizes-with b. Transitive independent of
+    scope (S002, HRF-indirect). Encoded as definitional variables hb = E ∪ hb;E with hb
+    irreflexive, whose unique solution is the transitive closure E+."""
+    el = x.elab
+    evs = [e for e in x.ev if not e.is_init]
+    sw = synchronizes_with(x)
+    x.sw_rel = sw
+    edge: dict[tuple[int, int], B] = {}
+    for a in evs:
+        for b in evs:
+            if el.po(a, b):
+                edge[(a.id, b.id)] = True
+    for k, v in sw.items():
+        edge[k] = OR(edge.get(k, False), v)
+    # static may-closure
+    succ: dict[int, set] = {e.id: set() for e in evs}
+    for (a, b) in edge:
+        succ[a].add(b)
+    may: dict[int, set] = {}
+    for e in evs:
+        seen, stack = set(), [e.id]
+        while stack:
+            n = stack.pop()
+            for m in succ[n]:
+                if m not in seen:
+                    seen.add(m)
+                    stack.append(m)
+        may[e.id] = seen
+    pred: dict[int, list] = {e.id: [] for e in evs}
+    for (a, b) in edge:
+        pred[b].append(a)
+    hb: dict[tuple[int, int], B] = {}
+    for a in evs:
+        for b in may[a.id]:
+            hb[(a.id, b)] = True if el.po(a, x.ev[b]) else x.ctx.fresh_bool(f"hb_{a.label}_{b}")
+    for (a, b), v in list(hb.items()):
+        if v is True:
+            continue
+        rhs = OR(edge.get((a, b), False),
+                 OR(AND(hb.get((a, k), False), edge[(k, b)]) for k in pred[b]))
+        x.ctx.add(IFF(v, rhs))
+    for a in evs:
+        if (a.id, a.id) in hb:   # hb must be irreflexive
+            x.ctx.add(NOT(hb[(a.id, a.id)]))
+    # UP§4: the initial write "happens before any other read or write"
+    for i in x.ev:
+        if i.is_init:
+            for e in evs:
+                hb[(i.id, e.id)] = True
+    x.hb_rel = hb
+
+
+def seq_cst(x: Execution) -> None:
+    """UP§4 seq_cst: "a global total order on all sequentially-consistent operations"; docs
+    R-sc: RC11's psc restricted to pairs with inclusive scopes (S002: they "participate in ...
+    seq_cst total orderings" only then) must be acyclic, witnessed by integer ranks."""
+    el = x.elab
+    sc = [e for e in x.ev if not e.is_init and (e.order == "seq_cst" or
+                                                 e.fail_order == "seq_cst")]
+    if len(sc) < 2:
+        return
+    evs = [e for e in x.ev if not e.is_init]
+    acc = [e for e in x.ev if e.loc is not None]
+
+    def is_sc(e: Event) -> B:
+        if e.kind == "cmpxchg":
+            succ = x.writes(e)
+            return OR(AND(succ, e.order == "seq_cst"), AND(NOT(succ), e.fail_order == "seq_cst"))
+        return e.order == "seq_cst"
+
+    def diffloc_po(a: Event, b: Event) -> bool:
+        return el.po(a, b) and (a.loc is None or b.loc is None or a.loc != b.loc)
+
+    def scb(a: Event, b: Event) -> B:
+        """RC11 scb = po ∪ po|≠loc;hb;po|≠loc ∪ hb|loc ∪ co ∪ fr."""
+        if a.id == b.id:
+            return False
+        parts: list = [el.po(a, b)]
+        if a.loc is not None and a.loc == b.loc:
+            parts.append(x.hb(a, b))
+            if a.writes and b.writes:
+                parts.append(AND(x.writes(a), x.writes(b), x.co(a, b)))
+            if a.reads and b.writes:
+                parts.append(x.fr(a, b))
+        for c in evs:
+            if not diffloc_po(a, c):
+                continue
+            for d in evs:
+                if diffloc_po(d, b):
+                    parts.append(x.hb(c, d) if c.id != d.id else True)
+        return OR(parts)
+
+    def eco(a: Event, b: Event) -> B:
+        if a.loc is None or a.loc != b.loc or a.id == b.id:
+            return False
+        parts = []
+        if a.writes and b.reads:
+            parts.append(x.rf(a, b))
+            for w in el.writes_to(a.loc):
+                if w.id != b.id:
+                    if a.writes:
+                        parts.append(AND(x.co(a, w), x.writes(a), x.writes(w), x.rf(w, b)))
+                    if a.reads:
+                        parts.append(AND(x.fr(a, w), x.rf(w, b)))
+        if a.writes and b.writes:
+            parts.append(AND(x.writes(a), x.writes(b), x.co(a, b)))
+        if a.reads and b.writes:
+            parts.append(x.fr(a, b))
+        return OR(parts)
+
+    rank = {e.id: x.ctx.fresh_int(f"sc_{e.label}") for e in sc}
+    for a in sc:
+        for b in sc:
+            if a.id == b.id or not el.inclusive(a, b):
+                continue
+            # left: a itself (if an access) or, for a fence, anything hb-after it
+            lefts = [(a, True)] if not a.is_fence else [(a, True)] + [
+                (c, x.hb(a, c)) for c in acc]
+            rights = [(b, True)] if not b.is_fence else [(b, True)] + [
+                (d, x.hb(d, b)) for d in acc]
+            parts = []
+            for (c, cc) in lefts:
+                for (d, dc) in rights:
+                    if c.id == d.id:
+                        continue
+                    parts.append(AND(cc, dc, scb(c, d)))
+            if a.is_fence and b.is_fence:   # psc_F = [Fsc];(hb ∪ hb;eco;hb);[Fsc]
+                parts.append(x.hb(a, b))
+                for c in acc:
+                    for d in acc:
+                        if c.id != d.id:
+                            parts.append(AND(x.hb(a, c), eco(c, d), x.hb(d, b)))
+            psc = OR(parts)
+            if psc is False:
+                continue
+            x.ctx.add(IMPLIES(AND(is_sc(a), is_sc(b), psc), rank[a.id] < rank[b.id]))

@@ -1,0 +1,119 @@
+"""Values: what each write writes, which writes a read may see, and the value the read
+returns (S000 Location Order: the may-see exceptions and the value rule, incl. `undef`), and
+the final value of each location (docs R-final)."""
+
+from __future__ import annotations
+
+import z3
+
+from ..elaborate import Event
+from .execution import Execution
+from .logic import AND, B, IFF, IMPLIES, NOT, OR
+
+ZERO = z3.BitVecVal(0, 32)
+
+
+def _rmw_result(op: str, old: z3.BitVecRef, v: z3.BitVecRef) -> z3.BitVecRef:
+    """LangRef atomicrmw operations on i32."""
+    return {
+        "xchg": lambda: v, "add": lambda: old + v, "sub": lambda: old - v,
+        "and": lambda: old & v, "or": lambda: old | v, "xor": lambda: old ^ v,
+        "max": lambda: z3.If(old >= v, old, v), "min": lambda: z3.If(old <= v, old, v),
+        "umax": lambda: z3.If(z3.UGE(old, v), old, v),
+        "umin": lambda: z3.If(z3.ULE(old, v), old, v),
+    }[op]()
+
+
+def write_values(x: Execution) -> None:
+    """What each write writes, and whether it writes at all (a cmpxchg writes only when the
+    value it reads is defined and equals the expected value)."""
+    for e in x.ev:
+        if not e.writes:
+            continue
+        if e.is_init:
+            x.wr[e.id] = True
+            x.wundef[e.id] = False
+            x.wval[e.id] = z3.BitVecVal(x.elab.test.memory[e.loc].init, 32)
+        elif e.kind in ("store", "av_store"):
+            x.wr[e.id] = True
+            x.wundef[e.id], x.wval[e.id] = x.operand(e, e.instr.value)
+        elif e.kind == "rmw":
+            x.wr[e.id] = True
+            vu, vv = x.operand(e, e.instr.value)
+            old_u, old_v = x.rundef[e.id], x.rval[e.id]
+            x.wval[e.id] = _rmw_result(e.instr.op, old_v, vv)
+            x.wundef[e.id] = vu if e.instr.op == "xchg" else OR(old_u, vu)
+        elif e.kind == "cmpxchg":
+            eu, evv = x.operand(e, e.instr.expected)
+            nu, nv = x.operand(e, e.instr.value)
+            x.wr[e.id] = x.ctx.define(f"cas_ok_{e.label}",
+                                      AND(NOT(x.rundef[e.id]), NOT(eu), x.rval[e.id] == evv))
+            x.wundef[e.id], x.wval[e.id] = nu, nv
+    for e in x.ev:
+        if e.reads:   # an undef register holds no particular bits: pin them for enumeration
+            x.ctx.add(IMPLIES(x.rundef[e.id], x.rval[e.id] == ZERO))
+
+
+def may_see(x: Execution, r: Event, w: Event) -> B:
+    """S000: "R may see any write to the same byte, except: If a write W1 is location-ordered
+    before a write W2, and W2 is location-ordered before a read R, then R may not see W1. If a
+    read R happens-before a write W3, then R may not see W3." (UP 2.1(7): "is location-ordered
+    before" in the second exception; the same relation for reads, see avvis.read_lo.)"""
+    if w.id == r.id:
+        return False
+    later = x.lo(r, w) if x.elab.model.options.read_lo else x.hb(r, w)
+    shadow = OR(AND(x.writes(w2), x.lo(w, w2), x.lo(w2, r))
+                for w2 in x.elab.writes_to(r.loc) if w2.id not in (w.id, r.id))
+    return AND(x.writes(w), NOT(later), NOT(shadow))
+
+
+def read_values(x: Execution) -> None:
+    """S000 value rule: (a) no write location-ordered before R: undef; (b) R and every write it
+    may see atomic with pairwise inclusive scopes: the value of one of them; (c) R may see a
+    write not location-ordered before it: undef; (d) exactly one write: its value;
+    (e) otherwise undef. A read reads-from a write only in (b) and (d) (docs R-rf)."""
+    el = x.elab
+    x.maysee = {}
+    for r in x.ev:
+        if not r.reads:
+            continue
+        ws = [w for w in el.writes_to(r.loc) if w.id != r.id]
+        ms = {w.id: x.ctx.define(f"maysee_{w.label}_{r.label}", may_see(x, r, w)) for w in ws}
+        x.maysee.update({(w, r.id): v for w, v in ms.items()})
+        some_lo = OR(x.lo(w, r) for w in ws)                                          # (a)
+        atomic_case: B = False                                                        # (b)
+        if r.atomic:
+            bad_single = [ms[w.id] for w in ws if not (w.atomic and el.inclusive(w, r))]
+            bad_pairs = [AND(ms[a.id], ms[b.id]) for i, a in enumerate(ws) for b in ws[i + 1:]
+                         if not el.inclusive(a, b)]
+            atomic_case = AND(NOT(OR(bad_single)), NOT(OR(bad_pairs)))
+        unordered_seen = OR(AND(ms[w.id], NOT(x.lo(w, r))) for w in ws)              # (c)
+        exactly_one = AND(OR(ms.values()), NOT(OR(
+            AND(ms[a.id], ms[b.id]) for i, a in enumerate(ws) for b in ws[i + 1:])))  # (d)
+        definite = x.ctx.define(f"definite_{r.label}", AND(some_lo, OR(
+            atomic_case, AND(NOT(unordered_seen), exactly_one))))
+        rfs = [x.rf(w, r) for w in ws]
+        for w in ws:
+            x.ctx.add(IMPLIES(x.rf(w, r), AND(definite, ms[w.id])))
+            x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
+        x.ctx.add(IMPLIES(definite, OR(rfs)))
+        for i in range(len(rfs)):
+            for j in range(i + 1, len(rfs)):
+                x.ctx.add(NOT(AND(rfs[i], rfs[j])))
+        x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
+
+
+def final_values(x: Execution) -> None:
+    """docs R-final: a location ends holding the value of the last write in its coherence
+    order, or undef when nothing wrote it and it has no initial value."""
+    for loc in x.elab.locs:
+        ws = x.elab.writes_to(loc)
+        fu = x.ctx.fresh_bool(f"final_undef_{loc}")
+        fv = x.ctx.fresh_bv(f"final_{loc}")
+        for w in ws:
+            last = AND(x.writes(w), NOT(OR(AND(x.writes(o), x.co(w, o))
+                                            for o in ws if o.id != w.id)))
+            x.ctx.add(IMPLIES(last, AND(IFF(fu, x.wundef[w.id]), OR(fu, fv == x.wval[w.id]))))
+        x.ctx.add(IMPLIES(NOT(OR(x.writes(w) for w in ws)), fu))
+        x.ctx.add(IMPLIES(fu, fv == ZERO))
+        x.final[loc] = (fu, fv)

@@ -1,0 +1,164 @@
+"""The parsed litmus test: locations, threads, instructions, conditions.
+
+Everything here is plain data. An instruction keeps its source line so that every later
+error can name it. `Instr.guard` is reserved for control flow (an instruction executes only
+when its guard holds); straight-line code has no guard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+# Scope levels, largest first in the tree: system > agent > cluster > workgroup > wavefront >
+# singlethread (S000 "AMDGPU scopes").
+SINGLETHREAD, WAVEFRONT, WORKGROUP, CLUSTER, AGENT, SYSTEM = range(6)
+SCOPE_LEVEL = {
+    "": SYSTEM, "agent": AGENT, "cluster": CLUSTER, "workgroup": WORKGROUP,
+    "wavefront": WAVEFRONT, "singlethread": SINGLETHREAD,
+}
+LEVEL_NAME = {v: (k or "system") for k, v in SCOPE_LEVEL.items()}
+
+ORDERS = ("unordered", "monotonic", "acquire", "release", "acq_rel", "seq_cst")
+RMW_OPS = ("xchg", "add", "sub", "and", "or", "xor", "max", "min", "umax", "umin")
+
+SPACES = {"global": 1, "local": 3, "barrier": 3}
+
+
+def is_release(order: Optional[str]) -> bool:
+    return order in ("release", "acq_rel", "seq_cst")
+
+
+def is_acquire(order: Optional[str]) -> bool:
+    return order in ("acquire", "acq_rel", "seq_cst")
+
+
+def at_least_monotonic(order: Optional[str]) -> bool:
+    return order in ("monotonic", "acquire", "release", "acq_rel", "seq_cst")
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register operand `%name`."""
+    name: str
+
+
+Operand = Union[int, Reg]
+
+
+@dataclass(frozen=True)
+class Location:
+    name: str
+    space: str                 # global | local | barrier
+    init: Optional[int]        # None: no initial write (extension `init: undef`)
+    line: int
+
+
+@dataclass
+class Instr:
+    kind: str                  # load store rmw cmpxchg fence av_load av_store barrier async
+    line: int
+    text: str
+    reg: Optional[str] = None          # defined register
+    loc: Optional[str] = None          # location name
+    addrspace: Optional[int] = None
+    value: Optional[Operand] = None    # store value / rmw operand / cmpxchg new value
+    expected: Optional[Operand] = None  # cmpxchg expected value
+    op: Optional[str] = None           # atomicrmw operation
+    atomic: bool = False
+    volatile: bool = False
+    order: Optional[str] = None        # (success) ordering
+    fail_order: Optional[str] = None   # cmpxchg failure ordering
+    scope: str = ""                    # sync scope name without -one-as ("" = system)
+    one_as: bool = False
+    mmra: frozenset = frozenset()      # set of (prefix, suffix) tags
+    intrinsic: Optional[str] = None    # for barrier / async calls: the intrinsic name
+    args: tuple = ()                   # for barrier / async calls: parsed arguments
+    guard: Optional[object] = None     # reserved for control flow
+
+    @property
+    def reads(self) -> bool:
+        return self.kind in ("load", "rmw", "cmpxchg", "av_load")
+
+    @property
+    def writes(self) -> bool:
+        return self.kind in ("store", "rmw", "cmpxchg", "av_store")
+
+    def uses(self) -> list[str]:
+        return [o.name for o in (self.value, self.expected) if isinstance(o, Reg)]
+
+
+@dataclass
+class Thread:
+    name: str
+    agent: int
+    cluster: int
+    workgroup: int
+    wavefront: Optional[int]   # None: a wavefront of its own
+    code: list[Instr]
+    line: int
+
+
+# ---- conditions -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RegTerm:
+    thread: str
+    reg: str
+
+
+@dataclass(frozen=True)
+class LocTerm:
+    loc: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Optional[int]       # None = undef
+
+
+Term = Union[RegTerm, LocTerm, Const]
+
+
+@dataclass(frozen=True)
+class Cmp:
+    op: str                    # == or !=
+    left: Term
+    right: Term
+
+
+@dataclass(frozen=True)
+class Not:
+    arg: "Cond"
+
+
+@dataclass(frozen=True)
+class BoolOp:
+    op: str                    # and | or
+    args: tuple
+
+
+Cond = Union[Cmp, Not, BoolOp]
+
+
+@dataclass
+class Condition:
+    text: str
+    line: int
+    cond: Cond
+
+
+@dataclass
+class Test:
+    name: str
+    file: str
+    line: int
+    description: str
+    target: Optional[str]
+    model: Optional[str]
+    memory: dict[str, Location]
+    threads: list[Thread]
+    metadata: dict[str, object] = field(default_factory=dict)
+    exists: Optional[Condition] = None
+    expect: Optional[str] = None       # allowed | forbidden | undefined
+    outcomes: Optional[list[Condition]] = None

@@ -1,0 +1,729 @@
+"""Stage 1: parse a litmus file (shared/litmus-format.md) into `ir.Test`.
+
+Every problem raises `LitmusError` naming the file and line. Nothing is silently skipped:
+unknown keys, unknown instructions and undeclared names are errors.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+import yaml
+
+from .errors import LitmusError
+from .ir import (
+    ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, BoolOp, Cmp, Condition, Const, Instr, Location,
+    LocTerm, Not, Reg, RegTerm, Test, Thread,
+)
+
+TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
+            "exists", "expect", "outcomes"}
+THREAD_KEYS = {"agent", "cluster", "workgroup", "wavefront", "code"}
+LOC_KEYS = {"space", "init"}
+MAX_THREADS = 64
+MAX_INSTRS = 256
+I32_MIN, U32_MAX = -(2 ** 31), 2 ** 32 - 1
+
+
+# ---- YAML with line numbers ---------------------------------------------------------------
+
+class Node:
+    """A YAML value with the 1-based line it starts on."""
+
+    def __init__(self, value: Any, line: int, block: bool = False):
+        self.value = value
+        self.line = line
+        self.block = block     # a block scalar (| or >): its text starts on the next line
+
+
+def _convert(node: yaml.Node, file: str) -> Node:
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, tuple[Node, Node]] = {}
+        for k, v in node.value:
+            key = _convert(k, file)
+            if not isinstance(key.value, (str, int)) or isinstance(key.value, bool):
+                raise LitmusError("mapping keys must be names", file, key.line)
+            name = str(key.value)
+            if name in out:
+                raise LitmusError(f"duplicate key '{name}'", file, key.line)
+            out[name] = (key, _convert(v, file))
+        return Node(out, line)
+    if isinstance(node, yaml.SequenceNode):
+        return Node([_convert(v, file) for v in node.value], line)
+    # scalar: let the safe loader resolve its type
+    value = yaml.SafeLoader(" ").construct_object(node) if node.tag else node.value
+    return Node(value, line, block=node.style in ("|", ">"))
+
+
+def load_yaml(text: str, file: str) -> Node:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else None
+        raise LitmusError(f"bad YAML: {e.problem or e.context}", file, line) from None
+    except yaml.YAMLError as e:  # pragma: no cover - defensive
+        raise LitmusError(f"bad YAML: {e}", file, None) from None
+    if node is None:
+        raise LitmusError("empty file: a litmus test is a YAML mapping", file, 1)
+    if not isinstance(node, yaml.MappingNode):
+        raise LitmusError("a litmus test must be a YAML mapping", file, node.start_mark.line + 1)
+    return _convert(node, file)
+
+
+# ---- instructions -------------------------------------------------------------------------
+
+_PTR = r"ptr(?:\s+addrspace\((?P<as>\d+)\))?\s+@(?P<loc>[A-Za-z_.$][\w.$]*)"
+_SCOPE = r'(?:\s+syncscope\("(?P<scope>[^"]*)"\))?'
+_VAL = r"(?P<{}>-?\d+|%[\w.$]+)"
+_REGDEF = r"%(?P<reg>[\w.$]+)\s*=\s*"
+
+RE_LOAD = re.compile(
+    _REGDEF + r"load(?P<atomic>\s+atomic)?(?P<volatile>\s+volatile)?\s+i32\s*,\s*" + _PTR
+    + _SCOPE + r"(?:\s+(?P<order>\w+))?$")
+RE_STORE = re.compile(
+    r"store(?P<atomic>\s+atomic)?(?P<volatile>\s+volatile)?\s+i32\s+" + _VAL.format("val")
+    + r"\s*,\s*" + _PTR + _SCOPE + r"(?:\s+(?P<order>\w+))?$")
+RE_RMW = re.compile(
+    _REGDEF + r"atomicrmw(?P<volatile>\s+volatile)?\s+(?P<op>\w+)\s+" + _PTR + r"\s*,\s*i32\s+"
+    + _VAL.format("val") + _SCOPE + r"\s+(?P<order>\w+)$")
+RE_CMPXCHG = re.compile(
+    _REGDEF + r"cmpxchg(?:\s+weak)?(?P<volatile>\s+volatile)?\s+" + _PTR + r"\s*,\s*i32\s+"
+    + _VAL.format("exp") + r"\s*,\s*i32\s+" + _VAL.format("new") + _SCOPE
+    + r"\s+(?P<order>\w+)\s+(?P<fail>\w+)$")
+RE_FENCE = re.compile(r"fence" + _SCOPE + r"\s+(?P<order>\w+)$")
+RE_CALL = re.compile(
+    r"(?:%(?P<reg>[\w.$]+)\s*=\s*)?(?:tail\s+)?call\s+(?P<ty>void|i1|i32|i64)\s+"
+    r"@(?P<name>llvm\.amdgcn\.[\w.]+)\s*\((?P<args>.*)\)$")
+RE_MMRA = re.compile(r",\s*!mmra\s+(?P<md>!\d+|!\{.*\})\s*$")
+RE_ALIGN = re.compile(r",\s*align\s+\d+\s*$")
+
+AV_STORE = {"llvm.amdgcn.av.global.store.b128", "llvm.amdgcn.av.store.b128.p1",
+            "llvm.amdgcn.av.store.b128.p0", "llvm.amdgcn.av.store.b128"}
+AV_LOAD = {"llvm.amdgcn.av.global.load.b128", "llvm.amdgcn.av.load.b128.p1",
+           "llvm.amdgcn.av.load.b128.p0", "llvm.amdgcn.av.load.b128"}
+BARRIER = {"llvm.amdgcn.s.barrier", "llvm.amdgcn.s.barrier.signal",
+           "llvm.amdgcn.s.barrier.wait", "llvm.amdgcn.s.barrier.init",
+           "llvm.amdgcn.s.barrier.join", "llvm.amdgcn.s.barrier.leave",
+           "llvm.amdgcn.s.barrier.signal.var", "llvm.amdgcn.s.barrier.signal.isfirst"}
+ASYNC = {"llvm.amdgcn.load.async.to.lds.p1", "llvm.amdgcn.load.async.to.lds.p0",
+         "llvm.amdgcn.global.load.async.to.lds", "llvm.amdgcn.asyncmark",
+         "llvm.amdgcn.wait.asyncmark"}
+
+LOAD_ORDERS = {"unordered", "monotonic", "acquire", "seq_cst"}
+STORE_ORDERS = {"unordered", "monotonic", "release", "seq_cst"}
+RMW_ORDERS = {"monotonic", "acquire", "release", "acq_rel", "seq_cst"}
+FAIL_ORDERS = {"monotonic", "acquire", "seq_cst"}
+FENCE_ORDERS = {"acquire", "release", "acq_rel", "seq_cst"}
+
+
+def strip_comment(line: str) -> str:
+    """Remove a `;` comment, ignoring `;` inside a quoted string."""
+    in_str = False
+    for i, ch in enumerate(line):
+        if ch == '"':
+            in_str = not in_str
+        elif ch == ";" and not in_str:
+            return line[:i]
+    return line
+
+
+class _Ctx:
+    """What the instruction parser needs to know about the test."""
+
+    def __init__(self, file: str, memory: dict[str, Location], metadata: dict[str, tuple]):
+        self.file = file
+        self.memory = memory
+        self.metadata = metadata
+
+    def err(self, msg: str, line: int) -> LitmusError:
+        return LitmusError(msg, self.file, line)
+
+
+def parse_int(text: str, ctx: _Ctx, line: int, what: str = "value") -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise ctx.err(f"{what} '{text}' is not an integer", line) from None
+    if not I32_MIN <= v <= U32_MAX:
+        raise ctx.err(f"{what} {v} does not fit in i32", line)
+    return v - 2 ** 32 if v > 2 ** 31 - 1 else v
+
+
+def _operand(text: str, ctx: _Ctx, line: int) -> Any:
+    if text.startswith("%"):
+        return Reg(text[1:])
+    return parse_int(text, ctx, line)
+
+
+def _scope(text: Optional[str], ctx: _Ctx, line: int) -> tuple[str, bool]:
+    if text is None:
+        return "", False
+    one_as = False
+    s = text
+    if s == "one-as":
+        return "", True
+    if s.endswith("-one-as"):
+        s, one_as = s[: -len("-one-as")], True
+    if s not in SCOPE_LEVEL:
+        raise ctx.err(f'unknown syncscope "{text}" (expected one of: "", agent, cluster, '
+                      "workgroup, wavefront, singlethread, optionally with -one-as)", line)
+    return s, one_as
+
+
+def _order(order: Optional[str], allowed: set, what: str, ctx: _Ctx, line: int) -> str:
+    if order is None:
+        raise ctx.err(f"{what} needs a memory ordering", line)
+    if order not in ORDERS:
+        raise ctx.err(f"unknown ordering '{order}' (expected one of: {', '.join(ORDERS)})", line)
+    if order not in allowed:
+        raise ctx.err(f"ordering '{order}' is not allowed on {what} "
+                      f"(allowed: {', '.join(o for o in ORDERS if o in allowed)})", line)
+    return order
+
+
+def _location(m: re.Match, ctx: _Ctx, line: int) -> tuple[str, int]:
+    name = m.group("loc")
+    if name not in ctx.memory:
+        raise ctx.err(f"location '@{name}' is not declared under memory:", line)
+    loc = ctx.memory[name]
+    if loc.space == "barrier":
+        raise ctx.err(f"'@{name}' is a barrier object, not memory", line)
+    a = int(m.group("as")) if m.group("as") is not None else 0
+    if a not in (0, SPACES[loc.space]):
+        raise ctx.err(f"'@{name}' is in the {loc.space} address space (addrspace("
+                      f"{SPACES[loc.space]})), not addrspace({a})", line)
+    return name, a
+
+
+def _mmra(md: str, ctx: _Ctx, line: int) -> frozenset:
+    return resolve_mmra(md, ctx.metadata, ctx, line)
+
+
+def resolve_mmra(md: str, nodes: dict, ctx: _Ctx, line: int, depth: int = 0) -> frozenset:
+    """A `!N` reference or an inline `!{...}` node, as a set of (prefix, suffix) tags."""
+    if depth > 8:
+        raise ctx.err("MMRA metadata nests too deeply", line)
+    md = md.strip()
+    if re.fullmatch(r"!\d+", md):
+        if md not in nodes:
+            raise ctx.err(f"metadata node {md} is not defined under metadata:", line)
+        items = nodes[md]
+    else:
+        items = parse_md_node(md, ctx, line)
+    if not items:
+        return frozenset()
+    if all(isinstance(i, str) and not i.startswith("!") for i in items):
+        if len(items) != 2:
+            raise ctx.err(f"malformed MMRA tag {md}: a tag is a pair of strings "
+                          '!{!"prefix", !"suffix"}', line)
+        return frozenset([(items[0], items[1])])
+    if all(isinstance(i, str) and i.startswith("!") for i in items):
+        out: set = set()
+        for ref in items:
+            out |= resolve_mmra(ref, nodes, ctx, line, depth + 1)
+        return frozenset(out)
+    raise ctx.err(f"malformed MMRA metadata {md}: expected a tag !{{!\"p\", !\"s\"}} or a "
+                  "set of tag references", line)
+
+
+def parse_md_node(text: str, ctx: _Ctx, line: int) -> tuple:
+    """`!{!"a", !"b"}` -> ('a', 'b'); `!{!0, !1}` -> ('!0', '!1')."""
+    m = re.fullmatch(r"!\{(.*)\}", text.strip())
+    if not m:
+        raise ctx.err(f"malformed metadata node '{text}'", line)
+    body = m.group(1).strip()
+    if not body:
+        return ()
+    items = []
+    for part in _split_commas(body):
+        part = part.strip()
+        sm = re.fullmatch(r'!"([^"]*)"', part)
+        if sm:
+            items.append(sm.group(1))
+        elif re.fullmatch(r"!\d+", part):
+            items.append(part)
+        else:
+            raise ctx.err(f"malformed metadata operand '{part}' in '{text}'", line)
+    return tuple(items)
+
+
+def _split_commas(s: str) -> list[str]:
+    out, cur, in_str = [], "", False
+    for ch in s:
+        if ch == '"':
+            in_str = not in_str
+        if ch == "," and not in_str:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+def _scope_md(arg: str, ctx: _Ctx, line: int) -> tuple[str, bool]:
+    """The scope argument of an av intrinsic: `metadata !"agent"` or `metadata !N`."""
+    m = re.fullmatch(r'metadata\s+(!"[^"]*"|!\d+)', arg.strip())
+    if not m:
+        raise ctx.err(f"expected a scope argument `metadata !\"S\"` or `metadata !N`, got "
+                      f"'{arg.strip()}'", line)
+    md = m.group(1)
+    if md.startswith('!"'):
+        return _scope(md[2:-1], ctx, line)
+    if md not in ctx.metadata:
+        raise ctx.err(f"metadata node {md} is not defined under metadata:", line)
+    items = ctx.metadata[md]
+    if len(items) != 1 or items[0].startswith("!"):
+        raise ctx.err(f'scope metadata {md} must be a single string, e.g. !{{!"agent"}}', line)
+    return _scope(items[0], ctx, line)
+
+
+def _ptr_arg(arg: str, ctx: _Ctx, line: int) -> tuple[str, int]:
+    m = re.fullmatch(_PTR, arg.strip())
+    if not m:
+        raise ctx.err(f"expected a pointer argument `ptr addrspace(N) @x`, got '{arg.strip()}'",
+                      line)
+    return _location(m, ctx, line)
+
+
+def _int_arg(arg: str, ctx: _Ctx, line: int) -> int:
+    m = re.fullmatch(r"i(?:1|16|32|64)\s+(-?\w+)", arg.strip())
+    if not m:
+        raise ctx.err(f"expected an integer argument like `i32 0`, got '{arg.strip()}'", line)
+    return parse_int(m.group(1), ctx, line, "argument")
+
+
+def parse_instr(raw: str, ctx: _Ctx, line: int) -> Instr:
+    text = strip_comment(raw).strip()
+    mmra: frozenset = frozenset()
+    m = RE_MMRA.search(text)
+    if m:
+        mmra = _mmra(m.group("md"), ctx, line)
+        text = text[: m.start()].rstrip()
+    text = RE_ALIGN.sub("", text).strip()
+    if RE_MMRA.search(text):
+        raise ctx.err("more than one !mmra attachment", line)
+    src = strip_comment(raw).strip()
+
+    if (m := RE_LOAD.fullmatch(text)):
+        loc, a = _location(m, ctx, line)
+        atomic = bool(m.group("atomic"))
+        ins = Instr("load", line, src, reg=m.group("reg"), loc=loc, addrspace=a, atomic=atomic,
+                    volatile=bool(m.group("volatile")), mmra=mmra)
+        _atomic_attrs(ins, m, LOAD_ORDERS, "an atomic load", ctx, line)
+        return ins
+    if (m := RE_STORE.fullmatch(text)):
+        loc, a = _location(m, ctx, line)
+        ins = Instr("store", line, src, loc=loc, addrspace=a, atomic=bool(m.group("atomic")),
+                    volatile=bool(m.group("volatile")),
+                    value=_operand(m.group("val"), ctx, line), mmra=mmra)
+        _atomic_attrs(ins, m, STORE_ORDERS, "an atomic store", ctx, line)
+        return ins
+    if (m := RE_RMW.fullmatch(text)):
+        loc, a = _location(m, ctx, line)
+        if m.group("op") not in RMW_OPS:
+            raise ctx.err(f"unknown atomicrmw operation '{m.group('op')}' (expected one of: "
+                          f"{', '.join(RMW_OPS)})", line)
+        scope, one_as = _scope(m.group("scope"), ctx, line)
+        return Instr("rmw", line, src, reg=m.group("reg"), loc=loc, addrspace=a, atomic=True,
+                     volatile=bool(m.group("volatile")), op=m.group("op"),
+                     value=_operand(m.group("val"), ctx, line),
+                     order=_order(m.group("order"), RMW_ORDERS, "atomicrmw", ctx, line),
+                     scope=scope, one_as=one_as, mmra=mmra)
+    if (m := RE_CMPXCHG.fullmatch(text)):
+        loc, a = _location(m, ctx, line)
+        scope, one_as = _scope(m.group("scope"), ctx, line)
+        return Instr("cmpxchg", line, src, reg=m.group("reg"), loc=loc, addrspace=a,
+                     atomic=True, volatile=bool(m.group("volatile")),
+                     expected=_operand(m.group("exp"), ctx, line),
+                     value=_operand(m.group("new"), ctx, line),
+                     order=_order(m.group("order"), RMW_ORDERS, "cmpxchg (success)", ctx, line),
+                     fail_order=_order(m.group("fail"), FAIL_ORDERS, "cmpxchg (failure)", ctx,
+                                       line),
+                     scope=scope, one_as=one_as, mmra=mmra)
+    if (m := RE_FENCE.fullmatch(text)):
+        scope, one_as = _scope(m.group("scope"), ctx, line)
+        return Instr("fence", line, src, order=_order(m.group("order"), FENCE_ORDERS, "fence",
+                                                      ctx, line),
+                     scope=scope, one_as=one_as, mmra=mmra)
+    if (m := RE_CALL.fullmatch(text)):
+        return _call(m, src, mmra, ctx, line)
+    word = text.split()[0] if text.split() else text
+    if "=" in text.split()[:2] and len(text.split()) > 2:
+        word = text.split()[2]
+    raise ctx.err(f"unknown or malformed instruction '{text}'"
+                  + (f" ('{word}' is not a supported instruction)"
+                     if word not in ("load", "store", "atomicrmw", "cmpxchg", "fence", "call")
+                     else ""), line)
+
+
+def _atomic_attrs(ins: Instr, m: re.Match, allowed: set, what: str, ctx: _Ctx, line: int):
+    if ins.atomic:
+        ins.order = _order(m.group("order"), allowed, what, ctx, line)
+        ins.scope, ins.one_as = _scope(m.group("scope"), ctx, line)
+    else:
+        if m.group("order") or m.group("scope") is not None:
+            raise ctx.err(f"a non-atomic {ins.kind} takes no ordering or syncscope "
+                          f"(write `{ins.kind} atomic` for an atomic access)", line)
+
+
+def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr:
+    name, ty, reg = m.group("name"), m.group("ty"), m.group("reg")
+    args = [a for a in _split_commas(m.group("args"))] if m.group("args").strip() else []
+    if name in AV_STORE:
+        if reg or ty != "void" or len(args) != 3:
+            raise ctx.err(f"expected `call void @{name}(ptr addrspace(1) @x, i32 V, "
+                          "metadata !\"S\")`", line)
+        loc, a = _ptr_arg(args[0], ctx, line)
+        vm = re.fullmatch(r"i32\s+(-?\d+|%[\w.$]+)", args[1].strip())
+        if not vm:
+            raise ctx.err(f"expected the stored value `i32 V`, got '{args[1].strip()}'", line)
+        scope, one_as = _scope_md(args[2], ctx, line)
+        return Instr("av_store", line, src, loc=loc, addrspace=a,
+                     value=_operand(vm.group(1), ctx, line), scope=scope, one_as=one_as,
+                     mmra=mmra, intrinsic=name)
+    if name in AV_LOAD:
+        if not reg or ty != "i32" or len(args) != 2:
+            raise ctx.err(f"expected `%r = call i32 @{name}(ptr addrspace(1) @x, "
+                          "metadata !\"S\")`", line)
+        loc, a = _ptr_arg(args[0], ctx, line)
+        scope, one_as = _scope_md(args[1], ctx, line)
+        return Instr("av_load", line, src, reg=reg, loc=loc, addrspace=a, scope=scope,
+                     one_as=one_as, mmra=mmra, intrinsic=name)
+    if name in BARRIER or name in ASYNC:
+        parsed = []
+        for a in args:
+            a = a.strip()
+            if re.fullmatch(_PTR, a):
+                pm = re.fullmatch(_PTR, a)
+                if pm.group("loc") not in ctx.memory:
+                    raise ctx.err(f"location '@{pm.group('loc')}' is not declared under "
+                                  "memory:", line)
+                parsed.append(("ptr", pm.group("loc")))
+            else:
+                parsed.append(("int", _int_arg(a, ctx, line)))
+        kind = "barrier" if name in BARRIER else "async"
+        return Instr(kind, line, src, reg=reg, mmra=mmra, intrinsic=name, args=tuple(parsed))
+    raise ctx.err(f"unknown intrinsic '@{name}'", line)
+
+
+# ---- conditions ---------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(?:(?P<op>==|!=|&&|\|\||/\\|\\/|=|!|~|\(|\))|"
+                    r"(?P<reg>[\w.$]+:%?[\w.$]+)|(?P<loc>@?[A-Za-z_][\w.$]*)|"
+                    r"(?P<int>-?\d+))")
+
+
+class _CondParser:
+    def __init__(self, text: str, test: "_TestCtx", line: int):
+        self.text, self.test, self.line = text, test, line
+        self.toks: list[tuple[str, str]] = []
+        pos = 0
+        s = text.strip()
+        while pos < len(s):
+            m = _TOKEN.match(s, pos)
+            if not m or m.end() == pos:
+                raise self.err(f"cannot read '{s[pos:pos + 12]}'")
+            kind = m.lastgroup
+            val = m.group(kind)
+            if kind == "op":
+                val = {"/\\": "&&", "\\/": "||", "~": "!", "=": "=="}.get(val, val)
+            self.toks.append((kind, val))
+            pos = m.end()
+            while pos < len(s) and s[pos].isspace():
+                pos += 1
+        self.i = 0
+
+    def err(self, msg: str) -> LitmusError:
+        return LitmusError(f"in condition \"{self.text.strip()}\": {msg}", self.test.file,
+                           self.line)
+
+    def peek(self) -> Optional[tuple[str, str]]:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> tuple[str, str]:
+        t = self.peek()
+        if t is None:
+            raise self.err("unexpected end")
+        self.i += 1
+        return t
+
+    def parse(self):
+        if not self.toks:
+            raise self.err("empty condition")
+        c = self.or_()
+        if self.peek() is not None:
+            raise self.err(f"unexpected '{self.peek()[1]}'")
+        return c
+
+    def or_(self):
+        args = [self.and_()]
+        while self.peek() == ("op", "||"):
+            self.take()
+            args.append(self.and_())
+        return args[0] if len(args) == 1 else BoolOp("or", tuple(args))
+
+    def and_(self):
+        args = [self.unary()]
+        while self.peek() == ("op", "&&"):
+            self.take()
+            args.append(self.unary())
+        return args[0] if len(args) == 1 else BoolOp("and", tuple(args))
+
+    def unary(self):
+        t = self.peek()
+        if t == ("op", "!"):
+            self.take()
+            return Not(self.unary())
+        if t == ("op", "("):
+            self.take()
+            c = self.or_()
+            if self.take() != ("op", ")"):
+                raise self.err("expected ')'")
+            return c
+        left = self.term()
+        op = self.take()
+        if op not in (("op", "=="), ("op", "!=")):
+            raise self.err(f"expected == or != after a term, got '{op[1]}'")
+        return Cmp(op[1], left, self.term())
+
+    def term(self):
+        kind, val = self.take()
+        if kind == "int":
+            return Const(parse_int(val, self.test.ctx, self.line))
+        if kind == "reg":
+            tname, reg = val.split(":", 1)
+            thread = self.test.thread_by_name(tname)
+            if thread is None:
+                raise self.err(f"unknown thread '{tname}'")
+            reg = reg.lstrip("%")
+            if reg not in self.test.regs[thread]:
+                raise self.err(f"thread {thread} defines no register %{reg}")
+            return RegTerm(thread, reg)
+        if kind == "loc":
+            if val == "undef":
+                return Const(None)
+            name = val.lstrip("@")
+            if name not in self.test.ctx.memory or self.test.ctx.memory[name].space == "barrier":
+                raise self.err(f"unknown location '@{name}'")
+            return LocTerm(name)
+        raise self.err(f"unexpected '{val}'")
+
+
+class _TestCtx:
+    def __init__(self, file: str, ctx: _Ctx, threads: list[Thread]):
+        self.file = file
+        self.ctx = ctx
+        self.threads = threads
+        self.regs = {t.name: {i.reg for i in t.code if i.reg} for t in threads}
+
+    def thread_by_name(self, name: str) -> Optional[str]:
+        for t in self.threads:
+            if t.name == name:
+                return t.name
+        if name.isdigit() and int(name) < len(self.threads):   # herd: 1:r0
+            return self.threads[int(name)].name
+        if name.startswith("P") and name[1:].isdigit() and int(name[1:]) < len(self.threads):
+            return self.threads[int(name[1:])].name
+        return None
+
+
+def parse_condition(text: str, tctx: _TestCtx, line: int) -> Condition:
+    return Condition(text.strip(), line, _CondParser(text, tctx, line).parse())
+
+
+# ---- the test -----------------------------------------------------------------------------
+
+def _want(node: Node, typ, what: str, file: str):
+    if not isinstance(node.value, typ) or (typ is int and isinstance(node.value, bool)):
+        tname = {str: "a string", int: "an integer", dict: "a mapping", list: "a list"}.get(
+            typ, str(typ))
+        raise LitmusError(f"{what} must be {tname}", file, node.line)
+    return node.value
+
+
+def _nonneg(node: Node, what: str, file: str) -> int:
+    v = _want(node, int, what, file)
+    if v < 0 or v > 2 ** 20:
+        raise LitmusError(f"{what} must be a non-negative integer (got {v})", file, node.line)
+    return v
+
+
+def parse_text(text: str, file: str) -> Test:
+    root = load_yaml(text, file)
+    top: dict = root.value
+    for key, (knode, _) in top.items():
+        if key not in TOP_KEYS:
+            raise LitmusError(f"unknown key '{key}' (expected one of: "
+                              f"{', '.join(sorted(TOP_KEYS))})", file, knode.line)
+    for req in ("name", "memory", "threads"):
+        if req not in top:
+            raise LitmusError(f"missing required key '{req}'", file, 1)
+    name = _want(top["name"][1], str, "name", file)
+    if not name.strip():
+        raise LitmusError("name must not be empty", file, top["name"][1].line)
+    desc = top["description"][1].value if "description" in top else ""
+    if desc is None:
+        desc = ""
+    if not isinstance(desc, str):
+        raise LitmusError("description must be text", file, top["description"][1].line)
+    target = _want(top["target"][1], str, "target", file) if "target" in top else None
+    model = _want(top["model"][1], str, "model", file) if "model" in top else None
+
+    # metadata nodes
+    metadata: dict[str, tuple] = {}
+    if "metadata" in top:
+        mnode = top["metadata"][1]
+        mtext = _want(mnode, str, "metadata", file)
+        base = mnode.line + (1 if mnode.block else 0)
+        pre = _Ctx(file, {}, {})
+        for off, raw in enumerate(mtext.splitlines()):
+            line = base + off
+            s = strip_comment(raw).strip()
+            if not s:
+                continue
+            mm = re.fullmatch(r"(!\d+)\s*=\s*(?:distinct\s+)?(!\{.*\})", s)
+            if not mm:
+                raise LitmusError(f"malformed metadata line '{s}' (expected `!N = !{{...}}`)",
+                                  file, line)
+            if mm.group(1) in metadata:
+                raise LitmusError(f"metadata node {mm.group(1)} defined twice", file, line)
+            metadata[mm.group(1)] = parse_md_node(mm.group(2), pre, line)
+
+    # memory
+    mem_node = top["memory"][1]
+    memory: dict[str, Location] = {}
+    for lname, (knode, vnode) in _want(mem_node, dict, "memory", file).items():
+        if not re.fullmatch(r"[A-Za-z_.$][\w.$]*", lname):
+            raise LitmusError(f"bad location name '{lname}'", file, knode.line)
+        spec = _want(vnode, dict, f"memory location '{lname}'", file)
+        for k, (kn, _) in spec.items():
+            if k not in LOC_KEYS:
+                raise LitmusError(f"unknown key '{k}' for location '{lname}' (expected: space, "
+                                  "init)", file, kn.line)
+        space = spec["space"][1].value if "space" in spec else "global"
+        if space not in SPACES:
+            raise LitmusError(f"location '{lname}': space must be global, local or barrier "
+                              f"(got '{space}')", file, vnode.line)
+        init: Optional[int] = 0
+        if "init" in spec:
+            iv = spec["init"][1]
+            if iv.value == "undef":
+                init = None
+            elif isinstance(iv.value, int) and not isinstance(iv.value, bool):
+                init = parse_int(str(iv.value), _Ctx(file, {}, {}), iv.line, "init")
+            else:
+                raise LitmusError(f"location '{lname}': init must be an i32 integer or undef",
+                                  file, iv.line)
+        memory[lname] = Location(lname, space, None if space == "barrier" else init, knode.line)
+    if not memory:
+        raise LitmusError("memory: declares no location", file, mem_node.line)
+
+    ctx = _Ctx(file, memory, metadata)
+
+    # threads
+    th_node = top["threads"][1]
+    tmap = _want(th_node, dict, "threads", file)
+    if not tmap:
+        raise LitmusError("threads: declares no thread", file, th_node.line)
+    if len(tmap) > MAX_THREADS:
+        raise LitmusError(f"{len(tmap)} threads: at most {MAX_THREADS} are supported", file,
+                          th_node.line)
+    threads: list[Thread] = []
+    for tname, (knode, vnode) in tmap.items():
+        spec = _want(vnode, dict, f"thread '{tname}'", file)
+        for k, (kn, _) in spec.items():
+            if k not in THREAD_KEYS:
+                raise LitmusError(f"unknown key '{k}' for thread '{tname}' (expected one of: "
+                                  f"{', '.join(sorted(THREAD_KEYS))})", file, kn.line)
+        if "code" not in spec:
+            raise LitmusError(f"thread '{tname}' has no code:", file, knode.line)
+        place = {k: _nonneg(spec[k][1], f"{tname}.{k}", file) for k in
+                 ("agent", "cluster", "workgroup", "wavefront") if k in spec}
+        cnode = spec["code"][1]
+        ctext = _want(cnode, str, f"code of thread '{tname}'", file)
+        base = cnode.line + (1 if cnode.block else 0)
+        code: list[Instr] = []
+        defined: dict[str, int] = {}
+        for off, raw in enumerate(ctext.splitlines()):
+            line = base + off
+            if not strip_comment(raw).strip():
+                continue
+            ins = parse_instr(raw, ctx, line)
+            for used in ins.uses():
+                if used not in defined:
+                    raise LitmusError(f"register %{used} is used before it is defined in "
+                                      f"thread {tname}", file, line)
+            if ins.reg:
+                if ins.reg in defined:
+                    raise LitmusError(f"register %{ins.reg} is defined twice in thread {tname} "
+                                      f"(first at line {defined[ins.reg]})", file, line)
+                defined[ins.reg] = line
+            code.append(ins)
+        if not code:
+            raise LitmusError(f"thread '{tname}' has no instructions", file, cnode.line)
+        if len(code) > MAX_INSTRS:
+            raise LitmusError(f"thread '{tname}' has {len(code)} instructions: at most "
+                              f"{MAX_INSTRS} are supported", file, cnode.line)
+        threads.append(Thread(str(tname), place.get("agent", 0), place.get("cluster", 0),
+                              place.get("workgroup", 0), place.get("wavefront"), code,
+                              knode.line))
+
+    _check_lds(threads, memory, file)
+
+    tctx = _TestCtx(file, ctx, threads)
+    exists = expect = outcomes = None
+    if "exists" in top:
+        en = top["exists"][1]
+        exists = parse_condition(_want(en, str, "exists", file), tctx, en.line)
+    if "expect" in top:
+        xn = top["expect"][1]
+        expect = _want(xn, str, "expect", file)
+        if expect not in ("allowed", "forbidden", "undefined"):
+            raise LitmusError(f"expect must be allowed, forbidden or undefined (got '{expect}')",
+                              file, xn.line)
+        if expect in ("allowed", "forbidden") and exists is None:
+            raise LitmusError(f"expect: {expect} needs an exists: condition", file, xn.line)
+    elif exists is not None:
+        raise LitmusError("exists: needs expect: allowed or expect: forbidden", file,
+                          top["exists"][1].line)
+    if "outcomes" in top:
+        on = top["outcomes"][1]
+        outcomes = []
+        for item in _want(on, list, "outcomes", file):
+            outcomes.append(parse_condition(_want(item, str, "an outcome", file), tctx,
+                                            item.line))
+    return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
+                target=target, model=model, memory=memory, threads=threads, metadata=metadata,
+                exists=exists, expect=expect, outcomes=outcomes)
+
+
+def _check_lds(threads: list[Thread], memory: dict[str, Location], file: str) -> None:
+    """LDS lives per workgroup: an LDS location used by two workgroups is an error."""
+    users: dict[str, tuple] = {}
+    for t in threads:
+        for ins in t.code:
+            names = [ins.loc] if ins.loc else [a[1] for a in ins.args if a[0] == "ptr"]
+            for n in names:
+                if n is None or memory[n].space != "local":
+                    continue
+                wg = (t.agent, t.cluster, t.workgroup)
+                if n in users and users[n][0] != wg:
+                    raise LitmusError(
+                        f"LDS location '@{n}' is used by threads of different workgroups "
+                        f"({users[n][1]} and {t.name}); LDS is per workgroup", file, ins.line)
+                users.setdefault(n, (wg, t.name))
+
+
+def parse_file(path: str) -> Test:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise LitmusError("not a UTF-8 text file", path, None) from None
+    except OSError as e:
+        raise LitmusError(f"cannot read: {e.strerror}", path, None) from None
+    return parse_text(text, path)
