@@ -74,6 +74,9 @@ def verify(paths, model_name, as_json, timeout, no_timing):
         except LitmusError as e:
             errors.append((f, str(e)))
             continue
+        except Exception as e:  # never a traceback: report and fail the run
+            errors.append((f, f"{f}: internal error while parsing: {type(e).__name__}: {e}"))
+            continue
         if t.name in names:
             errors.append((f, f"{f}:{t.line}: duplicate test name '{t.name}' (also in "
                               f"{names[t.name]})"))
@@ -103,6 +106,9 @@ def verify(paths, model_name, as_json, timeout, no_timing):
                 results.append(run_test(t, model, timeout=timeout))
             except LitmusError as e:
                 errors.append((t.file, str(e)))
+            except Exception as e:  # never a traceback: report and fail the run
+                errors.append((t.file, f"{t.file}: internal error in test '{t.name}': "
+                                       f"{type(e).__name__}: {e}"))
             if progress:
                 progress.advance(task)
     finally:

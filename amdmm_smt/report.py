@@ -86,6 +86,11 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
             row.append(Text(f"{r.seconds:.2f}s"))
         table.add_row(*row)
     console.print(table)
+    for r in results:   # unwrapped details of every test that did not pass, for CI logs
+        if r.status != "pass":
+            console.print(Text(f"{r.status.upper()} {r.test.name} ({r.test.file}):",
+                               style=STYLE[r.status]))
+            console.print(verdict_text(r), markup=False, highlight=False, soft_wrap=True)
     for file, msg in errors:
         console.print(Text(msg, style="bold red"))
 

@@ -1,0 +1,113 @@
+"""CLI behaviour a CI can trust: exit codes, JSON, one-line errors, no tracebacks."""
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from amdmm_smt.cli import main
+
+MP = """
+name: {name}
+memory: {{x: {{}}, y: {{}}}}
+threads:
+  T0:
+    workgroup: 0
+    code: |
+      store i32 1, ptr addrspace(1) @x
+      store atomic i32 1, ptr addrspace(1) @y syncscope("agent") release
+  T1:
+    workgroup: 1
+    code: |
+      %r0 = load atomic i32, ptr addrspace(1) @y syncscope("agent") acquire
+      %r1 = load i32, ptr addrspace(1) @x
+exists: "T1:%r0 == 1 && T1:%r1 == 0"
+expect: {expect}
+"""
+
+
+def run(*args):
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+def test_pass_exit_0(write):
+    code, out = run("verify", write(MP.format(name="mp", expect="forbidden")))
+    assert code == 0, out
+    assert "1 passed" in out
+
+
+def test_failing_expectation_exit_1(write):
+    code, out = run("verify", write(MP.format(name="mp", expect="allowed")))
+    assert code == 1
+    assert "1 failed" in out
+
+
+def test_wrong_outcomes_listed(write):
+    p = write(MP.format(name="mp", expect="forbidden") +
+              'outcomes: ["T1:%r0 == 1 && T1:%r1 == 1"]\n')
+    code, out = run("verify", p)
+    assert code == 1
+    assert "allowed but not expected: T1:%r0 == 0 && T1:%r1 == undef" in out
+
+
+def test_missing_path_exit_2():
+    code, out = run("verify", "/no/such/path.yaml")
+    assert code == 2
+
+
+def test_malformed_file_exit_2_one_line(write):
+    p = write(MP.format(name="mp", expect="forbidden").replace("store i32 1", "stor i32 1"))
+    proc = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", "verify", p],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines == [f"{p}:7: unknown or malformed instruction 'stor i32 1, ptr addrspace(1) "
+                     f"@x' ('stor' is not a supported instruction)"]
+
+
+def test_duplicate_names_exit_2(write):
+    a = write(MP.format(name="same", expect="forbidden"), "a.yaml")
+    b = write(MP.format(name="same", expect="forbidden"), "b.yaml")
+    code, out = run("verify", a, b)
+    assert code == 2
+    assert "duplicate test name 'same'" in out
+
+
+def test_unsupported_is_exit_2_not_a_silent_answer(write):
+    p = write(MP.format(name="mp", expect="forbidden").replace(
+        "store i32 1, ptr addrspace(1) @x", "call void @llvm.amdgcn.s.barrier()"))
+    code, out = run("verify", p)
+    assert code == 2
+    assert "not supported yet" in out
+
+
+def test_json_records(write, tmp_path):
+    write(MP.format(name="b-test", expect="forbidden"), "b.yaml")
+    write(MP.format(name="a-test", expect="forbidden") +
+          'outcomes: ["T1:%r0 == 0 && T1:%r1 == undef", "T1:%r0 == 1 && T1:%r1 == 1"]\n',
+          "a.yaml")
+    code, out = run("verify", "--json", "--no-timing", str(tmp_path))
+    assert code == 0
+    recs = [json.loads(line) for line in out.splitlines()]
+    assert [r["name"] for r in recs] == ["a-test", "b-test"]
+    a = recs[0]
+    assert a["model"] == "seed" and a["status"] == "pass"
+    assert a["outcomes"] == [{"T1:%r0": 0, "T1:%r1": "undef"}, {"T1:%r0": 1, "T1:%r1": 1}]
+    assert {v["kind"] for v in a["verdicts"]} == {"exists", "outcomes"}
+    code2, out2 = run("verify", "--json", "--no-timing", str(tmp_path))
+    assert out2 == out          # deterministic
+
+
+def test_without_expectation_prints_outcomes(write):
+    p = write(MP.format(name="mp", expect="forbidden").split("exists:")[0])
+    code, out = run("verify", p)
+    assert code == 0
+    assert "T1:%r0 == 0 && T1:%r1 ==" in out
+
+
+def test_models_command():
+    code, out = run("models")
+    assert code == 0 and "seed" in out
