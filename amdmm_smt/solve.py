@@ -211,7 +211,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         if blk is False:      # nothing to project: one state only
             break
         s.add(blk)
-    states = sorted(set(states), key=_state_sort_key)
+    states = sorted(set(states), key=state_sort_key)
 
     verdicts: list[Verdict] = []
     any_defined = bool(states)
@@ -239,8 +239,8 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     if outcome_states is not None:
         want = set(outcome_states)
         got = set(states)
-        missing = sorted(want - got, key=_state_sort_key)
-        unexpected = sorted(got - want, key=_state_sort_key)
+        missing = sorted(want - got, key=state_sort_key)
+        unexpected = sorted(got - want, key=state_sort_key)
         status = "unknown" if not complete else ("pass" if not missing and not unexpected
                                                  else "fail")
         verdicts.append(Verdict("outcomes", "exact", status,
@@ -250,5 +250,5 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
                   time.perf_counter() - t0, undefined=undefined and test.expect == "undefined")
 
 
-def _state_sort_key(state: State):
+def state_sort_key(state: State):
     return tuple((0, v) if v is not None else (1, 0) for _, v in state)

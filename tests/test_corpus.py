@@ -11,7 +11,7 @@ from amdmm_smt.parse import parse_file
 from amdmm_smt.report import verdict_text
 from amdmm_smt.solve import run_test
 
-from .conftest import LITMUS
+LITMUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
 
 FILES = sorted(glob.glob(os.path.join(LITMUS, "**", "*.yaml"), recursive=True))
 

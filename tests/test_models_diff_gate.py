@@ -1,0 +1,121 @@
+"""Model versions as data, outcome diffs between them, and the CI gate (JUnit, --jobs)."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from amdmm_smt.cli import main
+from amdmm_smt.errors import LitmusError
+from amdmm_smt.model import get_model, list_models, load_model_file
+
+MP = """
+name: {name}
+description: test
+memory: {{x: {{}}, y: {{}}}}
+metadata: |
+  !0 = !{{!"amdgcn-av", !"none"}}
+threads:
+  T0:
+    workgroup: 0
+    code: |
+      store i32 1, ptr addrspace(1) @x
+      store atomic i32 1, ptr addrspace(1) @y syncscope("agent") release{tag}
+  T1:
+    workgroup: 1
+    code: |
+      %r0 = load atomic i32, ptr addrspace(1) @y syncscope("agent") acquire{tag}
+      %r1 = load i32, ptr addrspace(1) @x
+"""
+
+
+def run(*args):
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+@pytest.fixture
+def corpus(write, tmp_path):
+    write(MP.format(name="mp-av", tag=""), "a.yaml")
+    write(MP.format(name="mp-avnone", tag=", !mmra !0"), "b.yaml")
+    return str(tmp_path)
+
+
+def test_shipped_models():
+    names = {m.name for m in list_models()}
+    assert {"seed", "upstream-2026", "llvm-hsa", "opencl"} <= names
+    assert get_model(None).name == "seed"
+
+
+def test_unknown_model_option_is_an_error(tmp_path):
+    p = tmp_path / "m.yaml"
+    p.write_text("name: bad\noptions:\n  frobnicate: true\n")
+    with pytest.raises(LitmusError, match="unknown model option 'frobnicate'"):
+        load_model_file(str(p))
+    code, _ = run("verify", "--model", str(p), str(p))
+    assert code == 2
+
+
+def test_diff_lists_exactly_the_av_dependent_tests(corpus):
+    code, out = run("diff", "--from", "llvm-hsa", "--to", "seed", "--format", "json", corpus)
+    assert code == 1
+    rep = json.loads(out)
+    changed = {t["name"]: t for t in rep["tests"] if t["changed"]}
+    assert set(changed) == {"mp-avnone"}
+    d = changed["mp-avnone"]
+    assert d["only_from"] == ["T1:%r0 == 1 && T1:%r1 == 1"]
+    assert d["only_to"] == ["T1:%r0 == 1 && T1:%r1 == undef"]
+    assert rep["summary"] == {"tests": 2, "changed": 1, "newly_allowed": 1,
+                              "newly_forbidden": 1, "verdict_changes": 0}
+
+
+def test_diff_same_model_exit_0(corpus):
+    code, out = run("diff", "--from", "seed", "--to", "seed", corpus)
+    assert code == 0
+    assert "0 changed" in out
+
+
+@pytest.mark.parametrize("fmt,needle", [("markdown", "## mp-avnone"),
+                                        ("html", "<h2>mp-avnone</h2>")])
+def test_diff_report_files(corpus, tmp_path, fmt, needle):
+    out = tmp_path / f"report.{fmt}"
+    code, _ = run("diff", "--from", "llvm-hsa", "--to", "seed", "--format", fmt, "-o",
+                  str(out), corpus)
+    assert code == 1
+    text = out.read_text()
+    assert needle in text and "mp-av<" not in text.replace("mp-avnone", "")
+
+
+def test_junit_loads_and_states_expected_vs_found(write, tmp_path):
+    write(MP.format(name="ok", tag="") + 'exists: "T1:%r0 == 1 && T1:%r1 == 0"\n'
+          "expect: forbidden\n", "a.yaml")
+    write(MP.format(name="bad", tag="") + 'outcomes: ["T1:%r0 == 1 && T1:%r1 == 1"]\n',
+          "b.yaml")
+    junit = tmp_path / "out" / "j.xml"
+    junit.parent.mkdir()
+    code, _ = run("verify", "--junit", str(junit), str(tmp_path / "a.yaml"),
+                  str(tmp_path / "b.yaml"))
+    assert code == 1
+    root = ET.parse(str(junit)).getroot()
+    suite = root.find("testsuite")
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert cases["ok"].find("failure") is None
+    f = cases["bad"].find("failure")
+    assert "allowed but not expected: T1:%r0 == 0 && T1:%r1 == undef" in f.text
+
+
+def test_jobs_give_identical_output(corpus):
+    _, one = run("verify", "--json", "--no-timing", corpus)
+    _, two = run("verify", "--json", "--no-timing", "--jobs", "2", corpus)
+    assert one == two and one.count("\n") == 2
+
+
+def test_test_names_its_model(write):
+    p = write(MP.format(name="m", tag=", !mmra !0").replace("description: test",
+                                                          "model: llvm-hsa"))
+    code, out = run("verify", "--json", p)
+    rec = json.loads(out)
+    assert rec["model"] == "llvm-hsa"
+    assert {"T1:%r0": 1, "T1:%r1": 1} in rec["outcomes"]
