@@ -16,6 +16,20 @@ from .model import Model
 from .targets import Target, get_target
 
 AV_NONE = ("amdgcn-av", "none")
+SYNC_AS_PREFIX = "amdgpu-synchronize-as"
+SYNC_AS = {"local": "local", "global": "global"}
+
+
+def compatible(a: frozenset, b: frozenset) -> bool:
+    """S001 compatibility: "for every unique tag prefix P present in at least one set: the
+    other set contains no tag with prefix P, or at least one tag with prefix P is common to
+    both sets." """
+    for p in {t[0] for t in a | b}:
+        pa = {t for t in a if t[0] == p}
+        pb = {t for t in b if t[0] == p}
+        if pa and pb and not (pa & pb):
+            return False
+    return True
 
 
 @dataclass
@@ -33,6 +47,7 @@ class Event:
     scope: int = SYSTEM            # the level of the operation's scope instance
     one_as: bool = False
     av_none: bool = False
+    tags: frozenset = frozenset()  # MMRA tags (prefix, suffix)
     reads: bool = False
     writes: bool = False           # may write (a cmpxchg writes only when it succeeds)
     label: str = ""
@@ -71,15 +86,51 @@ class Elab:
             return level == SYSTEM
         return self.paths[x.thread][level] == self.paths[y.thread][level]
 
-    def inclusive(self, x: Event, y: Event) -> bool:
+    def inclusive(self, x: Event, y: Event, space: Optional[str] = None) -> bool:
         """S000 "Inclusive Scopes": the scope instance of each operation contains the other.
         With the OpenCL option (S002: "requires the memory scopes to exactly match") the two
-        scopes must also be equal."""
-        if not (self.contains(x, x.scope, y) and self.contains(y, y.scope, x)):
+        scopes must also be equal. `space`: the address space the question is about (scopes
+        wider than workgroup count as workgroup for LDS, see scope_in)."""
+        sx, sy = self.scope_in(x, space), self.scope_in(y, space)
+        if not (self.contains(x, sx, y) and self.contains(y, sy, x)):
             return False
         if self.model.options.scope_inclusion == "opencl" and not (x.is_init or y.is_init):
-            return x.scope == y.scope
+            return sx == sy
         return True
+
+    def scope_in(self, e: Event, space: Optional[str]) -> int:
+        """S002 memory-model notes: "A memory synchronization scope wider than work-group is
+        not meaningful for the group (LDS) address space and is treated as work-group." """
+        if space == "local" and e.scope > WORKGROUP and not e.is_init:
+            return WORKGROUP
+        return e.scope
+
+    def space_of(self, loc: Optional[str]) -> Optional[str]:
+        return None if loc is None else self.test.memory[loc].space
+
+    @property
+    def spaces(self) -> list[str]:
+        """The address spaces the test's memory uses, sorted."""
+        return sorted({self.space_of(n) for n in self.locs})
+
+    def sync_spaces(self, e: Event) -> frozenset:
+        """Which address spaces a synchronizing operation synchronizes (S002 "Fence and
+        Address Spaces": amdgpu-synchronize-as:local|global on fences, several tags for
+        several spaces, none for all; S002 sync scopes: a -one-as operation "only
+        synchronizes with other operations within the same address space")."""
+        every = frozenset(self.spaces)
+        if e.is_fence:
+            tagged = frozenset(SYNC_AS[s] for (p, s) in e.tags if p == SYNC_AS_PREFIX
+                               and s in SYNC_AS)
+            return tagged & every if tagged else every
+        if e.one_as and e.loc is not None:
+            return frozenset([self.space_of(e.loc)])
+        return every
+
+    def po_in_hb(self, a: Event, b: Event) -> bool:
+        """S001 "When two instructions' metadata are not compatible, any program order between
+        them are not in happens-before"."""
+        return self.po(a, b) and compatible(a.tags, b.tags)
 
     def writes_to(self, loc: str) -> list[Event]:
         return [e for e in self.events if e.writes and e.loc == loc]
@@ -113,7 +164,6 @@ def elaborate(test: Test, model: Model) -> Elab:
         paths.append({SYSTEM: (), AGENT: (a,), CLUSTER: (a, c), WORKGROUP: (a, c, g),
                       WAVEFRONT: (a, c, g, wave), SINGLETHREAD: (a, c, g, wave, i)})
 
-    spaces = {loc.space for loc in test.memory.values() if loc.space != "barrier"}
     events: list[Event] = []
     locs = [n for n, loc in test.memory.items() if loc.space != "barrier"]
     for n in locs:
@@ -127,17 +177,15 @@ def elaborate(test: Test, model: Model) -> Elab:
             if ins.kind in ("barrier", "async"):
                 raise Unsupported(f"'{ins.intrinsic}': the execution-barrier and asynchronous "
                                   "operation models are not encoded yet", test.file, ins.line)
-            other = sorted(tag for tag in ins.mmra if tag != AV_NONE)
-            if other:
-                raise Unsupported(f"MMRA tag '{other[0][0]}:{other[0][1]}': only "
-                                  "amdgcn-av:none is encoded so far", test.file, ins.line)
-            if ins.one_as and len(spaces) > 1:
-                raise Unsupported("a -one-as sync scope in a test that uses more than one "
-                                  "address space", test.file, ins.line)
+            for (p, sfx) in ins.mmra:
+                if p == SYNC_AS_PREFIX and sfx not in SYNC_AS:
+                    raise LitmusError(f"unknown address space '{sfx}' in "
+                                      f"{SYNC_AS_PREFIX} (expected local or global)",
+                                      test.file, ins.line)
             e = Event(len(events), ti, pos, ins.kind, ins, loc=ins.loc, atomic=ins.atomic,
                       volatile=ins.volatile, order=ins.order, fail_order=ins.fail_order,
                       scope=_scope_level(ins.scope, target), one_as=ins.one_as,
-                      av_none=AV_NONE in ins.mmra, reads=ins.reads, writes=ins.writes,
+                      av_none=AV_NONE in ins.mmra, tags=ins.mmra, reads=ins.reads, writes=ins.writes,
                       label=f"{t.name}:{ins.line}")
             events.append(e)
             if ins.reg:

@@ -27,11 +27,10 @@ def av_scope(x: Execution, e: Event) -> Optional[int]:
     local = e.loc is not None and x.elab.test.memory[e.loc].space == "local"
     if e.is_init:
         return SYSTEM
-    if o.lds_av_workgroup and local and e.loc is not None and e.kind != "fence":
-        base = e.scope if (store_available(e) or load_visible(e)) else WORKGROUP
-        return max(base, WORKGROUP) if e.atomic else WORKGROUP
+    if o.lds_av_workgroup and local:
+        return WORKGROUP   # UP 2.1(2): "independent of the syncscope of an atomic access"
     if store_available(e) or load_visible(e):
-        return e.scope
+        return x.elab.scope_in(e, x.elab.space_of(e.loc))
     if o.volatile_av and e.volatile:
         return WORKGROUP if local else SYSTEM
     return None
@@ -73,6 +72,7 @@ class AvVis:
         in program order, or (3) X is a MakeAvailable whose scope instance includes W and some
         availability operation Z on W happens-before X with Z's scope instance including X."""
         x, el = self.x, self.el
+        sp = x.space(w)
         cands: dict[int, tuple[B, int]] = {}
         sw_ = av_scope(x, w)
         if sw_ is not None:
@@ -80,17 +80,18 @@ class AvVis:
         for e in x.ev:
             if e.id == w.id or e.is_init or make_available(x, e) is False:
                 continue
-            if el.po(w, e) or el.contains(e, e.scope, w):
-                cands[e.id] = (x.ctx.fresh_bool(f"avail_{w.label}_{e.label}"), e.scope)
+            if el.po(w, e) or el.contains(e, el.scope_in(e, sp), w):
+                cands[e.id] = (x.ctx.fresh_bool(f"avail_{w.label}_{e.label}"),
+                               el.scope_in(e, sp))
         for xid, (var, sx) in cands.items():
             if xid == w.id:
                 continue
             e = x.ev[xid]
-            base = AND(make_available(x, e), x.writes(w)) if el.po(w, e) else False   # (2)
+            base = AND(make_available(x, e), x.writes(w), x.po_hb(w, e, sp))          # (2)
             chain: B = False
-            if el.contains(e, e.scope, w):                                            # (3)
+            if el.contains(e, el.scope_in(e, sp), w):                                 # (3)
                 chain = AND(make_available(x, e), OR(
-                    AND(zv, x.hb(x.ev[zid], e), el.contains(x.ev[zid], sz, e))
+                    AND(zv, x.hb(x.ev[zid], e, sp), el.contains(x.ev[zid], sz, e))
                     for zid, (zv, sz) in cands.items() if zid != xid))
             x.ctx.add(IFF(var, OR(base, chain)))
         return cands
@@ -102,6 +103,7 @@ class AvVis:
         or (2) a visibility operation X on W happens-before Y, X made W visible in S1 including
         Y, X is in Y's scope instance S2: W visible in S1 ∩ S2 and below, towards Y."""
         x, el = self.x, self.el
+        sp = x.space(w)
         avail = self.avail[w.id]
         cands: dict[int, tuple[int, list, B]] = {}
         for y in x.ev:
@@ -116,7 +118,7 @@ class AvVis:
             if lv:
                 scopes.append(av_scope(x, y))
             if mv is not False:
-                scopes.append(y.scope)
+                scopes.append(el.scope_in(y, sp))
             sy = max(scopes)        # docs: an operation with both roles acts at the wider one
             role = True if lv else mv
             levels = [x.ctx.fresh_bool(f"vis_{w.label}_{y.label}_{lv_}") for lv_ in range(sy + 1)]
@@ -124,10 +126,10 @@ class AvVis:
         for yid, (sy, levels, role) in cands.items():
             y = x.ev[yid]
             for lvl in range(sy + 1):
-                c1 = OR(AND(av, x.hb(x.ev[xid], y), min(sx, sy) >= lvl,
+                c1 = OR(AND(av, x.hb(x.ev[xid], y, sp), min(sx, sy) >= lvl,
                             self._inclusive_at(x.ev[xid], sx, y, sy))
                         for xid, (av, sx) in avail.items() if xid != yid)             # (1)
-                c2 = OR(AND(levs[l1], x.hb(x.ev[xid], y), el.contains(x.ev[xid], l1, y),
+                c2 = OR(AND(levs[l1], x.hb(x.ev[xid], y, sp), el.contains(x.ev[xid], l1, y),
                             el.contains(y, sy, x.ev[xid]))
                         for xid, (sx2, levs, _) in cands.items() if xid != yid
                         for l1 in range(lvl, sx2 + 1))                                 # (2)
@@ -149,16 +151,19 @@ class AvVis:
         W happens-before W1 with W1 in Z's scope instance; (3) Y a read R and a visibility
         operation Z on W is R itself or precedes R in program order."""
         x, el = self.x, self.el
+        sp = x.space(w)
         for y in x.ev:
             if y.id == w.id or y.loc != w.loc or y.is_init:
                 continue
-            parts: list = [el.po(w, y)]                                                 # (1)
+            parts: list = [x.po_hb(w, y, sp)]                                           # (1)
             if y.writes:                                                                # (2)
                 parts.append(AND(x.writes(y), OR(
-                    AND(av, x.hb(x.ev[zid], y), el.contains(x.ev[zid], sz, y))
+                    AND(av, x.hb(x.ev[zid], y, sp), el.contains(x.ev[zid], sz, y))
                     for zid, (av, sz) in self.avail[w.id].items())))
             if y.reads:                                                                 # (3)
-                parts.append(OR(levels[0] for zid, (sz, levels) in self.vis[w.id].items()
+                parts.append(OR(AND(levels[0], True if zid == y.id
+                                    else x.po_hb(x.ev[zid], y, sp))
+                                for zid, (sz, levels) in self.vis[w.id].items()
                                 if zid == y.id or el.po(x.ev[zid], y)))
             e = AND(x.writes(w), OR(parts))
             if e is not False:
@@ -178,8 +183,8 @@ def encode_location_order(x: Execution) -> AvVis:
                     x.lo_rel[(e.id, y.id)] = True
     if not o.avvis:
         # Plain LLVM model (UP§4): the may-see and value rules use happens-before.
-        for (a, b), v in x.hb_rel.items():
-            if x.ev[a].loc is not None and x.ev[a].loc == x.ev[b].loc and x.ev[a].writes:
+        for a, b, v in _same_loc_hb(x):
+            if x.ev[a].writes:
                 x.lo_rel[(a, b)] = AND(x.writes(x.ev[a]), v) if not x.ev[a].is_init else True
         return av
     writes = [e for e in x.ev if e.writes and not e.is_init]
@@ -192,8 +197,17 @@ def encode_location_order(x: Execution) -> AvVis:
     if o.read_lo:
         # UP 2.1(7): "A read R is location-ordered before an access X to the same address if
         # it happens-before X."
-        for (a, b), v in x.hb_rel.items():
-            ea, eb = x.ev[a], x.ev[b]
-            if ea.reads and not ea.is_init and ea.loc is not None and ea.loc == eb.loc:
+        for a, b, v in _same_loc_hb(x):
+            ea = x.ev[a]
+            if ea.reads and not ea.is_init:
                 x.lo_rel[(a, b)] = OR(x.lo_rel.get((a, b), False), v)
     return av
+
+
+def _same_loc_hb(x: Execution):
+    """(a, b, hb(a, b)) for events on one location, in that location's address space."""
+    for sp, rel in x.hb_by_space.items():
+        for (a, b), v in rel.items():
+            ea, eb = x.ev[a], x.ev[b]
+            if ea.loc is not None and ea.loc == eb.loc and x.space(ea) == sp:
+                yield a, b, v

@@ -20,6 +20,7 @@ def coherence(x: Execution) -> None:
     cxx = el.model.options.coherence == "cxx"
     for loc in el.locs:
         ws = el.writes_to(loc)
+        sp = el.space_of(loc)
         # docs R-final: co extends location order between writes.
         for a in ws:
             for b in ws:
@@ -31,18 +32,18 @@ def coherence(x: Execution) -> None:
         # CoWW — "All modification orders must be compatible with the happens-before order."
         for a in aw:
             for b in aw:
-                if a.id != b.id and not b.is_init and el.inclusive(a, b):
-                    x.ctx.add(IMPLIES(AND(x.hb(a, b), x.writes(a), x.writes(b)), x.co(a, b)))
+                if a.id != b.id and not b.is_init and el.inclusive(a, b, sp):
+                    x.ctx.add(IMPLIES(AND(x.hb(a, b, sp), x.writes(a), x.writes(b)), x.co(a, b)))
         # CoRR — "If one atomic read happens before another atomic read of the same address
         # ..., the later read must not see an earlier value in the modification order."
         for r1 in ar:
             for r2 in ar:
-                if r1.id == r2.id or not el.inclusive(r1, r2):
+                if r1.id == r2.id or not el.inclusive(r1, r2, sp):
                     continue
                 for w1 in aw:
                     for w2 in aw:
-                        if w1.id != w2.id and el.inclusive(w1, w2):
-                            x.ctx.add(NOT(AND(x.hb(r1, r2), x.rf(w1, r1), x.rf(w2, r2),
+                        if w1.id != w2.id and el.inclusive(w1, w2, sp):
+                            x.ctx.add(NOT(AND(x.hb(r1, r2, sp), x.rf(w1, r1), x.rf(w2, r2),
                                               x.co(w2, w1))))
         if not cxx:
             continue
@@ -50,20 +51,20 @@ def coherence(x: Execution) -> None:
         # that happens-before it.
         for r in ar:
             for w2 in aw:
-                if w2.id == r.id or not el.inclusive(w2, r):
+                if w2.id == r.id or not el.inclusive(w2, r, sp):
                     continue
                 for w1 in aw:
-                    if w1.id not in (w2.id, r.id) and el.inclusive(w1, w2):
-                        x.ctx.add(NOT(AND(x.hb(w2, r), x.writes(w2), x.rf(w1, r),
+                    if w1.id not in (w2.id, r.id) and el.inclusive(w1, w2, sp):
+                        x.ctx.add(NOT(AND(x.hb(w2, r, sp), x.writes(w2), x.rf(w1, r),
                                           x.co(w1, w2))))
         # CoRW: a write that a read happens-before is mo-after the write the read reads.
         for r in ar:
             for w2 in aw:
-                if w2.id == r.id or not el.inclusive(r, w2):
+                if w2.id == r.id or not el.inclusive(r, w2, sp):
                     continue
                 for w1 in aw:
-                    if w1.id not in (w2.id, r.id) and el.inclusive(w1, w2):
-                        x.ctx.add(IMPLIES(AND(x.hb(r, w2), x.writes(w2), x.rf(w1, r)),
+                    if w1.id not in (w2.id, r.id) and el.inclusive(w1, w2, sp):
+                        x.ctx.add(IMPLIES(AND(x.hb(r, w2, sp), x.writes(w2), x.rf(w1, r)),
                                           x.co(w1, w2)))
 
 

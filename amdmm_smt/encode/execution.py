@@ -36,7 +36,9 @@ class Execution:
         self.wr: dict[int, B] = {}            # does the event write in this execution
         self.rf_var: dict[tuple[int, int], z3.BoolRef] = {}
         self.co_rank: dict[int, z3.ArithRef] = {}
-        self.hb_rel: dict[tuple[int, int], B] = {}
+        # happens-before per address space (S002 "-one-as", amdgpu-synchronize-as): spaces
+        # with the same synchronization share one relation object
+        self.hb_by_space: dict[str, dict[tuple[int, int], B]] = {}
         self.lo_rel: dict[tuple[int, int], B] = {}
         self.final: dict[str, tuple[B, z3.BitVecRef]] = {}
         self.ub: B = False                    # undefined behaviour (none in the base model)
@@ -85,8 +87,19 @@ class Execution:
             return False
         return self.co_rank[a.id] < self.co_rank[b.id]
 
-    def hb(self, a: Event, b: Event) -> B:
-        return self.hb_rel.get((a.id, b.id), False)
+    def hb(self, a: Event, b: Event, space: str) -> B:
+        """a happens-before b, for the effects on memory in address space `space`."""
+        return self.hb_by_space[space].get((a.id, b.id), False)
+
+    def po_hb(self, a: Event, b: Event, space: str) -> B:
+        """Program order that is also in happens-before (docs: S000 clauses that name program
+        order keep S000 property 1 under MMRA, which can drop po edges from hb)."""
+        if not self.elab.po(a, b):
+            return False
+        return True if self.elab.po_in_hb(a, b) else self.hb(a, b, space)
+
+    def space(self, e: Event) -> str:
+        return self.elab.space_of(e.loc)
 
     def lo(self, a: Event, b: Event) -> B:
         return self.lo_rel.get((a.id, b.id), False)

@@ -54,19 +54,23 @@ def _acquire_reads(x: Execution, b: Event) -> list[Event]:
     return [b]
 
 
-def synchronizes_with(x: Execution) -> dict[tuple[int, int], B]:
-    """sw(A, B): release A, acquire B with inclusive scopes (S002 sync-scope table), B (or an
-    atomic read before acquire fence B) reads from the release sequence of A (or of an atomic
-    write after release fence A)."""
+def synchronizes_with(x: Execution) -> dict[str, dict[tuple[int, int], B]]:
+    """sw(A, B) per address space AS: release A, acquire B with inclusive scopes (S002
+    sync-scope table), B (or an atomic read before acquire fence B) reads from the release
+    sequence of A (or of an atomic write after release fence A), and both A and B synchronize
+    AS (S002: -one-as operations only their own address space; fences the spaces their
+    amdgpu-synchronize-as tags name, all without tags)."""
     el = x.elab
-    sw: dict[tuple[int, int], B] = {}
+    per_space: dict[str, dict[tuple[int, int], B]] = {sp: {} for sp in el.spaces}
     for a in x.ev:
         if a.is_init or not may_release(a):
             continue
         for b in x.ev:
             if b.is_init or b.thread == a.thread or not may_acquire(b):
                 continue
-            if not el.inclusive(a, b):
+            spaces = [sp for sp in el.spaces if sp in el.sync_spaces(a)
+                      and sp in el.sync_spaces(b) and el.inclusive(a, b, sp)]
+            if not spaces:
                 continue
             reads_from = []
             for w0 in _release_writes(x, a):
@@ -77,32 +81,51 @@ def synchronizes_with(x: Execution) -> dict[tuple[int, int], B]:
                         if w.id != r.id:
                             reads_from.append(AND(release_sequence(x, w0, w), x.rf(w, r)))
             e = AND(release_active(x, a), acquire_active(x, b), OR(reads_from))
-            if e is not False:
-                sw[(a.id, b.id)] = x.ctx.define(f"sw_{a.label}_{b.label}", e)
-    return sw
+            if e is False:
+                continue
+            v = x.ctx.define(f"sw_{a.label}_{b.label}", e)
+            for sp in spaces:
+                per_space[sp][(a.id, b.id)] = v
+    return per_space
 
 
 def happens_before(x: Execution) -> None:
     """UP§4: "the least partial order that is a superset of single-thread program order and
     ... includes an edge from a to b" when a synchronizes-with b. Transitive independent of
-    scope (S002, HRF-indirect). Encoded as definitional variables hb = E ∪ hb;E with hb
-    irreflexive, whose unique solution is the transitive closure E+."""
+    scope (S002, HRF-indirect). MMRA (S001): program order between instructions with
+    incompatible tags is not in happens-before. One relation per address space (docs: a chain
+    of synchronizations orders the effects on AS when every link synchronizes AS).
+    Encoded as definitional variables hb = E ∪ hb;E with hb irreflexive, whose unique
+    solution is the transitive closure E+."""
     el = x.elab
     evs = [e for e in x.ev if not e.is_init]
     sw = synchronizes_with(x)
-    x.sw_rel = sw
-    edge: dict[tuple[int, int], B] = {}
+    x.sw_by_space = sw
+    po_edges: dict[tuple[int, int], B] = {}
     for a in evs:
         for b in evs:
-            if el.po(a, b):
-                edge[(a.id, b.id)] = True
-    for k, v in sw.items():
-        edge[k] = OR(edge.get(k, False), v)
-    # static may-closure
+            if el.po_in_hb(a, b):
+                po_edges[(a.id, b.id)] = True
+    built: dict[tuple, dict] = {}
+    for sp in el.spaces:
+        key = tuple(sorted(sw[sp].items(), key=lambda kv: kv[0]))
+        key = tuple((k, id(v)) for k, v in key)
+        if key not in built:
+            edge = dict(po_edges)
+            for k, v in sw[sp].items():
+                edge[k] = OR(edge.get(k, False), v)
+            built[key] = _closure(x, evs, edge, sp)
+        x.hb_by_space[sp] = built[key]
+
+
+def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
+    el = x.elab
     succ: dict[int, set] = {e.id: set() for e in evs}
+    pred: dict[int, list] = {e.id: [] for e in evs}
     for (a, b) in edge:
         succ[a].add(b)
-    may: dict[int, set] = {}
+        pred[b].append(a)
+    hb: dict[tuple[int, int], B] = {}
     for e in evs:
         seen, stack = set(), [e.id]
         while stack:
@@ -111,14 +134,9 @@ def happens_before(x: Execution) -> None:
                 if m not in seen:
                     seen.add(m)
                     stack.append(m)
-        may[e.id] = seen
-    pred: dict[int, list] = {e.id: [] for e in evs}
-    for (a, b) in edge:
-        pred[b].append(a)
-    hb: dict[tuple[int, int], B] = {}
-    for a in evs:
-        for b in may[a.id]:
-            hb[(a.id, b)] = True if el.po(a, x.ev[b]) else x.ctx.fresh_bool(f"hb_{a.label}_{b}")
+        for b in seen:
+            hb[(e.id, b)] = (True if el.po_in_hb(e, x.ev[b])
+                             else x.ctx.fresh_bool(f"hb_{tag}_{e.label}_{b}"))
     for (a, b), v in list(hb.items()):
         if v is True:
             continue
@@ -133,7 +151,7 @@ def happens_before(x: Execution) -> None:
         if i.is_init:
             for e in evs:
                 hb[(i.id, e.id)] = True
-    x.hb_rel = hb
+    return hb
 
 
 def seq_cst(x: Execution) -> None:
@@ -157,13 +175,13 @@ def seq_cst(x: Execution) -> None:
     def diffloc_po(a: Event, b: Event) -> bool:
         return el.po(a, b) and (a.loc is None or b.loc is None or a.loc != b.loc)
 
-    def scb(a: Event, b: Event) -> B:
+    def scb(a: Event, b: Event, sp: str) -> B:
         """RC11 scb = po ∪ po|≠loc;hb;po|≠loc ∪ hb|loc ∪ co ∪ fr."""
         if a.id == b.id:
             return False
-        parts: list = [el.po(a, b)]
+        parts: list = [x.po_hb(a, b, sp)]
         if a.loc is not None and a.loc == b.loc:
-            parts.append(x.hb(a, b))
+            parts.append(x.hb(a, b, sp))
             if a.writes and b.writes:
                 parts.append(AND(x.writes(a), x.writes(b), x.co(a, b)))
             if a.reads and b.writes:
@@ -173,21 +191,25 @@ def seq_cst(x: Execution) -> None:
                 continue
             for d in evs:
                 if diffloc_po(d, b):
-                    parts.append(x.hb(c, d) if c.id != d.id else True)
+                    parts.append(AND(x.po_hb(a, c, sp), x.po_hb(d, b, sp),
+                                     x.hb(c, d, sp) if c.id != d.id else True))
         return OR(parts)
 
     def eco(a: Event, b: Event) -> B:
+        """RC11 eco = (rf ∪ co ∪ fr)+ on one location = rf ∪ co ∪ fr ∪ co;rf ∪ fr;rf."""
         if a.loc is None or a.loc != b.loc or a.id == b.id:
             return False
         parts = []
-        if a.writes and b.reads:
-            parts.append(x.rf(a, b))
+        if b.reads:
+            if a.writes:
+                parts.append(x.rf(a, b))
             for w in el.writes_to(a.loc):
-                if w.id != b.id:
-                    if a.writes:
-                        parts.append(AND(x.co(a, w), x.writes(a), x.writes(w), x.rf(w, b)))
-                    if a.reads:
-                        parts.append(AND(x.fr(a, w), x.rf(w, b)))
+                if w.id in (a.id, b.id):
+                    continue
+                if a.writes:
+                    parts.append(AND(x.co(a, w), x.writes(a), x.writes(w), x.rf(w, b)))
+                if a.reads:
+                    parts.append(AND(x.fr(a, w), x.rf(w, b)))
         if a.writes and b.writes:
             parts.append(AND(x.writes(a), x.writes(b), x.co(a, b)))
         if a.reads and b.writes:
@@ -195,27 +217,39 @@ def seq_cst(x: Execution) -> None:
         return OR(parts)
 
     rank = {e.id: x.ctx.fresh_int(f"sc_{e.label}") for e in sc}
+    done: set = set()
+    for sp in el.spaces:
+        if id(x.hb_by_space[sp]) in done:
+            continue
+        done.add(id(x.hb_by_space[sp]))
+        _psc(x, sc, acc, rank, sp, is_sc, scb, eco)
+
+
+def _psc(x: Execution, sc, acc, rank, sp: str, is_sc, scb, eco) -> None:
+    """psc restricted to seq_cst pairs with inclusive scopes, for address space sp, must agree
+    with the ranks."""
+    el = x.elab
     for a in sc:
         for b in sc:
-            if a.id == b.id or not el.inclusive(a, b):
+            if a.id == b.id or not el.inclusive(a, b, sp):
                 continue
             # left: a itself (if an access) or, for a fence, anything hb-after it
             lefts = [(a, True)] if not a.is_fence else [(a, True)] + [
-                (c, x.hb(a, c)) for c in acc]
+                (c, x.hb(a, c, sp)) for c in acc]
             rights = [(b, True)] if not b.is_fence else [(b, True)] + [
-                (d, x.hb(d, b)) for d in acc]
+                (d, x.hb(d, b, sp)) for d in acc]
             parts = []
             for (c, cc) in lefts:
                 for (d, dc) in rights:
                     if c.id == d.id:
                         continue
-                    parts.append(AND(cc, dc, scb(c, d)))
+                    parts.append(AND(cc, dc, scb(c, d, sp)))
             if a.is_fence and b.is_fence:   # psc_F = [Fsc];(hb ∪ hb;eco;hb);[Fsc]
-                parts.append(x.hb(a, b))
+                parts.append(x.hb(a, b, sp))
                 for c in acc:
                     for d in acc:
                         if c.id != d.id:
-                            parts.append(AND(x.hb(a, c), eco(c, d), x.hb(d, b)))
+                            parts.append(AND(x.hb(a, c, sp), eco(c, d), x.hb(d, b, sp)))
             psc = OR(parts)
             if psc is False:
                 continue

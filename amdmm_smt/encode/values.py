@@ -61,7 +61,7 @@ def may_see(x: Execution, r: Event, w: Event) -> B:
     before" in the second exception; the same relation for reads, see avvis.read_lo.)"""
     if w.id == r.id:
         return False
-    later = x.lo(r, w) if x.elab.model.options.read_lo else x.hb(r, w)
+    later = x.lo(r, w) if x.elab.model.options.read_lo else x.hb(r, w, x.space(r))
     shadow = OR(AND(x.writes(w2), x.lo(w, w2), x.lo(w2, r))
                 for w2 in x.elab.writes_to(r.loc) if w2.id not in (w.id, r.id))
     return AND(x.writes(w), NOT(later), NOT(shadow))
@@ -78,14 +78,15 @@ def read_values(x: Execution) -> None:
         if not r.reads:
             continue
         ws = [w for w in el.writes_to(r.loc) if w.id != r.id]
+        sp = x.space(r)
         ms = {w.id: x.ctx.define(f"maysee_{w.label}_{r.label}", may_see(x, r, w)) for w in ws}
         x.maysee.update({(w, r.id): v for w, v in ms.items()})
         some_lo = OR(x.lo(w, r) for w in ws)                                          # (a)
         atomic_case: B = False                                                        # (b)
         if r.atomic:
-            bad_single = [ms[w.id] for w in ws if not (w.atomic and el.inclusive(w, r))]
+            bad_single = [ms[w.id] for w in ws if not (w.atomic and el.inclusive(w, r, sp))]
             bad_pairs = [AND(ms[a.id], ms[b.id]) for i, a in enumerate(ws) for b in ws[i + 1:]
-                         if not el.inclusive(a, b)]
+                         if not el.inclusive(a, b, sp)]
             atomic_case = AND(NOT(OR(bad_single)), NOT(OR(bad_pairs)))
         unordered_seen = OR(AND(ms[w.id], NOT(x.lo(w, r))) for w in ws)              # (c)
         exactly_one = AND(OR(ms.values()), NOT(OR(
