@@ -35,11 +35,15 @@ class Options:
     # docs/semantics.md R-coherence: "cxx" (C++ CoWW/CoRR/CoWR/CoRW) or "langref" (only the
     # two rules LangRef states: hb-compatible modification order and read-read coherence).
     coherence: str = "cxx"
+    # docs/semantics.md R-final: the per-location order that decides final values extends
+    # location order ("lo") or, the alternative reading, happens-before ("hb").
+    final_co: str = "lo"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
 
-CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")}
+CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref"),
+           "final_co": ("lo", "hb")}
 
 
 @dataclass(frozen=True)

@@ -119,3 +119,17 @@ def test_test_names_its_model(write):
     rec = json.loads(out)
     assert rec["model"] == "llvm-hsa"
     assert {"T1:%r0": 1, "T1:%r1": 1} in rec["outcomes"]
+
+
+def test_final_co_option_changes_final_state(tmp_path):
+    """docs R-final: with final_co: hb, a write that happens-before another is older in
+    memory even without location order (litmus/s000/s000-final-hb-not-lo pins the default)."""
+    import os
+    from amdmm_smt.parse import parse_file
+    from amdmm_smt.solve import run_test
+    m = tmp_path / "m.yaml"
+    m.write_text("name: final-hb\noptions:\n  final_co: hb\n")
+    f = os.path.join(os.path.dirname(__file__), "..", "litmus", "s000", "s000-final-hb-not-lo.yaml")
+    states = set(run_test(parse_file(f), load_model_file(str(m))).states)
+    assert (("T1:%r0", 1), ("@x", 1)) not in states
+    assert (("T1:%r0", 1), ("@x", 2)) in states and (("T1:%r0", 0), ("@x", 1)) in states

@@ -21,11 +21,14 @@ def coherence(x: Execution) -> None:
     for loc in el.locs:
         ws = el.writes_to(loc)
         sp = el.space_of(loc)
-        # docs R-final: co extends location order between writes.
+        # docs R-final: co extends location order between writes (option final_co: hb, the
+        # other reading, extends happens-before instead).
+        by_hb = el.model.options.final_co == "hb"
         for a in ws:
             for b in ws:
                 if a.id != b.id and not b.is_init:
-                    x.ctx.add(IMPLIES(AND(x.lo(a, b), x.writes(b)), x.co(a, b)))
+                    order = OR(x.lo(a, b), AND(x.writes(a), x.hb(a, b, sp)) if by_hb else False)
+                    x.ctx.add(IMPLIES(AND(order, x.writes(b)), x.co(a, b)))
         _, acc = _pairs(x, loc)
         aw = [e for e in acc if e.writes]
         ar = [e for e in acc if e.reads]
