@@ -38,12 +38,15 @@ class Options:
     # docs/semantics.md R-final: the per-location order that decides final values extends
     # location order ("lo") or, the alternative reading, happens-before ("hb").
     final_co: str = "lo"
+    # docs/semantics.md R-cas-undef: a cmpxchg that compares an undef value may succeed or
+    # fail ("either": undef is any bit pattern) or always fails ("fail").
+    cas_undef: str = "either"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
 
 CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref"),
-           "final_co": ("lo", "hb")}
+           "final_co": ("lo", "hb"), "cas_undef": ("either", "fail")}
 
 
 @dataclass(frozen=True)

@@ -133,3 +133,18 @@ def test_final_co_option_changes_final_state(tmp_path):
     states = set(run_test(parse_file(f), load_model_file(str(m))).states)
     assert (("T1:%r0", 1), ("@x", 1)) not in states
     assert (("T1:%r0", 1), ("@x", 2)) in states and (("T1:%r0", 0), ("@x", 1)) in states
+
+
+def test_cas_undef_fail_option(tmp_path):
+    """docs R-cas-undef: with cas_undef: fail, a cmpxchg comparing undef fails, so the two
+    non-inclusive cmpxchg of CAS+acq_rel.wg.diff-wg cannot both write."""
+    import os
+    from amdmm_smt.parse import parse_file
+    from amdmm_smt.solve import run_test
+    m = tmp_path / "m.yaml"
+    m.write_text("name: cas-fail\noptions:\n  cas_undef: fail\n")
+    f = os.path.join(os.path.dirname(__file__), "..", "litmus", "classic",
+                     "CAS+acq_rel.wg.diff-wg.yaml")
+    states = set(run_test(parse_file(f), load_model_file(str(m))).states)
+    assert states == {(("T0:%r0", 0), ("T1:%r1", None), ("@x", 1)),
+                      (("T0:%r0", None), ("T1:%r1", 0), ("@x", 1))}

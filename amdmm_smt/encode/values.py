@@ -46,8 +46,11 @@ def write_values(x: Execution) -> None:
         elif e.kind == "cmpxchg":
             eu, evv = x.operand(e, e.instr.expected)
             nu, nv = x.operand(e, e.instr.value)
-            x.wr[e.id] = x.ctx.define(f"cas_ok_{e.label}",
-                                      AND(NOT(x.rundef[e.id]), NOT(eu), x.rval[e.id] == evv))
+            both = AND(NOT(x.rundef[e.id]), NOT(eu))
+            ok = AND(both, x.rval[e.id] == evv)
+            if x.elab.model.options.cas_undef == "either":   # docs R-cas-undef
+                ok = OR(ok, AND(NOT(both), x.ctx.fresh_bool(f"cas_undef_ok_{e.label}")))
+            x.wr[e.id] = x.ctx.define(f"cas_ok_{e.label}", ok)
             x.wundef[e.id], x.wval[e.id] = nu, nv
     for e in x.ev:
         if e.reads:   # an undef register holds no particular bits: pin them for enumeration
