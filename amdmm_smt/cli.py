@@ -30,6 +30,9 @@ _timeout = click.option("--timeout", default=600.0, show_default=True,
                         type=click.FloatRange(min=0.01),
                         help="Seconds the solver may spend on one test; past it the test is "
                              "reported unknown (a failure).")
+_memory = click.option("--memory", "memory_mb", default=None, type=click.IntRange(min=16),
+                       help="Solver memory limit in MiB per test; past it the test is "
+                            "reported unknown (a failure).")
 _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
                      help="Run tests in this many processes (output is the same).")
 
@@ -43,9 +46,10 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 @click.option("--junit", "junit_path", default=None, type=click.Path(dir_okay=False),
               help="Also write a JUnit XML report to this file.")
 @_timeout
+@_memory
 @_jobs
 @click.option("--no-timing", is_flag=True, help="Leave run times out (byte-stable output).")
-def verify(paths, model_name, as_json, junit_path, timeout, jobs, no_timing):
+def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
@@ -58,7 +62,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, jobs, no_timing):
     if bar:
         bar.start()
     try:
-        runs = run_all(batch.tests, model_name, timeout, jobs, tick)
+        runs = run_all(batch.tests, model_name, timeout, jobs, tick, memory_mb)
     finally:
         if bar:
             bar.stop()

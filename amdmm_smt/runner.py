@@ -74,9 +74,9 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
 
 
 def _one(args) -> tuple[Optional[Result], Optional[str]]:
-    t, model_name, timeout = args
+    t, model_name, timeout, memory_mb = args
     try:
-        return run_test(t, model_for(t, model_name), timeout=timeout), None
+        return run_test(t, model_for(t, model_name), timeout=timeout, memory_mb=memory_mb), None
     except LitmusError as e:
         return None, str(e)
     except Exception as e:  # never a traceback: report and fail the run
@@ -84,9 +84,9 @@ def _one(args) -> tuple[Optional[Result], Optional[str]]:
 
 
 def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: int = 1,
-            tick: Optional[Callable[[Test], None]] = None
+            tick: Optional[Callable[[Test], None]] = None, memory_mb: Optional[int] = None
             ) -> list[tuple[Test, Optional[Result], Optional[str]]]:
-    work = [(t, model_name, timeout) for t in tests]
+    work = [(t, model_name, timeout, memory_mb) for t in tests]
     out = []
     if jobs <= 1 or len(tests) <= 1:
         for w in work:

@@ -169,7 +169,11 @@ def _solver(x: Execution, timeout_ms: int) -> z3.Solver:
 
 
 def run_test(test: Test, model: Model, timeout: float = 600.0,
-             max_outcomes: int = 100000) -> Result:
+             max_outcomes: int = 100000, memory_mb: Optional[int] = None) -> Result:
+    """Enumerate the test's outcomes and decide its expectations. Past `timeout` seconds or
+    `memory_mb` of solver memory the solver gives up and the test is reported unknown."""
+    if memory_mb:
+        z3.set_param("memory_max_size", int(memory_mb))
     t0 = time.perf_counter()
     deadline = t0 + timeout
     elab = elaborate(test, model)

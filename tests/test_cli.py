@@ -111,3 +111,17 @@ def test_without_expectation_prints_outcomes(write):
 def test_models_command():
     code, out = run("models")
     assert code == 0 and "seed" in out
+
+
+def test_solver_giving_up_is_unknown_exit_1(write, monkeypatch):
+    """A test the solver cannot decide is reported unknown and fails the gate."""
+    import z3
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *a: z3.unknown)
+    code, out = run("verify", write(MP.format(name="mp", expect="forbidden")))
+    assert code == 1
+    assert "unknown" in out and "0 passed" in out
+
+
+def test_memory_option_is_accepted(write):
+    code, out = run("verify", "--memory", "512", write(MP.format(name="mp", expect="forbidden")))
+    assert code == 0, out
