@@ -109,8 +109,9 @@ class AvVis:
         for y in x.ev:
             if y.id == w.id or y.is_init:
                 continue
-            lv = load_visible(y) or av_scope(x, y) is not None and y.reads
-            lv = lv and y.loc == w.loc and y.reads
+            # a load-visible to the same address (S000), or any read with an av scope under
+            # the upstream options (LDS, volatile)
+            lv = y.reads and y.loc == w.loc and av_scope(x, y) is not None
             mv = make_visible(x, y)
             if not lv and mv is False:
                 continue
