@@ -16,7 +16,7 @@ from .runner import load, progress_printer, run_all
 
 
 def _fail2(msg: str) -> None:
-    Console(stderr=True, highlight=False).print(msg, markup=False, soft_wrap=True)
+    Console(stderr=True, highlight=False, emoji=False).print(msg, markup=False, soft_wrap=True)
     sys.exit(2)
 
 
@@ -51,8 +51,8 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 @click.option("--no-timing", is_flag=True, help="Leave run times out (byte-stable output).")
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
-    console = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    console = Console(highlight=False, emoji=False)
+    err = Console(stderr=True, highlight=False, emoji=False)
     try:
         get_model(model_name)
     except LitmusError as e:
@@ -108,7 +108,7 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
     batch = load(paths)
     if batch.errors:
         for _, m in batch.errors:
-            Console(stderr=True).print(m, markup=False, soft_wrap=True)
+            Console(stderr=True, emoji=False).print(m, markup=False, soft_wrap=True)
         sys.exit(2)
     bar, tick = progress_printer(2 * len(batch.tests), quiet=False)
     if bar:
@@ -122,7 +122,7 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
     errs = [e for _, _, e in ra + rb if e]
     if errs:
         for m in sorted(set(errs)):
-            Console(stderr=True).print(m, markup=False, soft_wrap=True)
+            Console(stderr=True, emoji=False).print(m, markup=False, soft_wrap=True)
         sys.exit(2)
     diffs = diff_results([(x[1], y[1]) for x, y in zip(ra, rb)])
     if fmt == "markdown":
@@ -147,7 +147,7 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
 def _print_diff(diffs, a, b, s) -> None:
     from rich.table import Table
     from .solve import format_state
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     table = Table(title=f"outcome diff {a} -> {b}", show_lines=True)
     for col in ("test", f"only {a} allows", f"only {b} allows", "verdict"):
         table.add_column(col)
@@ -166,7 +166,7 @@ def _print_diff(diffs, a, b, s) -> None:
 @main.command()
 def models():
     """List the model versions shipped in models/."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     try:
         ms = list_models()
     except LitmusError as e:

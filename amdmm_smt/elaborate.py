@@ -158,7 +158,7 @@ def elaborate(test: Test, model: Model) -> Elab:
         if t.cluster != 0 and not target.clusters:
             raise LitmusError(f"thread {t.name}: target {target.name} has no workgroup "
                               f"clusters, so cluster: {t.cluster} names nothing", test.file,
-                              t.line)
+                              t.place_lines.get("cluster", t.line))
         wave = t.wavefront if t.wavefront is not None else ("own", i)
         a, c, g = t.agent, t.cluster, t.workgroup
         paths.append({SYSTEM: (), AGENT: (a,), CLUSTER: (a, c), WORKGROUP: (a, c, g),

@@ -16,7 +16,7 @@ class LitmusError(Exception):
         where = self.file or "<input>"
         if self.line is not None:
             where += f":{self.line}"
-        return f"{where}: {self.message}"
+        return f"{where}: {self.message}".replace("\r", "\\r").replace("\n", "\\n")
 
 
 class Unsupported(LitmusError):

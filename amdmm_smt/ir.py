@@ -97,6 +97,7 @@ class Thread:
     wavefront: Optional[int]   # None: a wavefront of its own
     code: list[Instr]
     line: int
+    place_lines: dict = field(default_factory=dict)   # placement key -> its line
 
 
 # ---- conditions -------------------------------------------------------------------------
@@ -162,3 +163,5 @@ class Test:
     exists: Optional[Condition] = None
     expect: Optional[str] = None       # allowed | forbidden | undefined
     outcomes: Optional[list[Condition]] = None
+    target_line: Optional[int] = None
+    model_line: Optional[int] = None

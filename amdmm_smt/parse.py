@@ -12,6 +12,7 @@ from typing import Any, Optional
 import yaml
 
 from .errors import LitmusError
+from .targets import get_target
 from .ir import (
     ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, BoolOp, Cmp, Condition, Const, Instr, Location,
     LocTerm, Not, Reg, RegTerm, Test, Thread,
@@ -31,41 +32,100 @@ I32_MIN, U32_MAX = -(2 ** 31), 2 ** 32 - 1
 class Node:
     """A YAML value with the 1-based line it starts on."""
 
-    def __init__(self, value: Any, line: int, block: bool = False):
+    def __init__(self, value: Any, line: int, block: bool = False, raw: Optional[str] = None,
+                 literal: bool = False):
         self.value = value
         self.line = line
-        self.block = block     # a block scalar (| or >): its text starts on the next line
+        self.block = block       # a block scalar (| or >): its text starts on the next line
+        self.literal = literal   # a literal block scalar (|): its lines are the file's lines
+        self.raw = raw           # a scalar's source text
 
 
-def _convert(node: yaml.Node, file: str) -> Node:
+MAX_DEPTH = 32
+_SAFE = yaml.SafeLoader("")
+
+
+def _convert(node: yaml.Node, file: str, key: str = "", depth: int = 0) -> Node:
     line = node.start_mark.line + 1
+    if depth > MAX_DEPTH:
+        raise LitmusError(f"YAML nests too deeply (more than {MAX_DEPTH} levels)", file, line)
     if isinstance(node, yaml.MappingNode):
         out: dict[str, tuple[Node, Node]] = {}
         for k, v in node.value:
-            key = _convert(k, file)
-            if not isinstance(key.value, (str, int)) or isinstance(key.value, bool):
-                raise LitmusError("mapping keys must be names", file, key.line)
-            name = str(key.value)
+            kn = _convert(k, file, key, depth + 1)
+            if not isinstance(kn.value, (str, int)) or isinstance(kn.value, bool):
+                raise LitmusError("mapping keys must be names", file, kn.line)
+            name = str(kn.value)
             if name in out:
-                raise LitmusError(f"duplicate key '{name}'", file, key.line)
-            out[name] = (key, _convert(v, file))
+                raise LitmusError(f"duplicate key '{show(name)}'", file, kn.line)
+            out[name] = (kn, _convert(v, file, name, depth + 1))
         return Node(out, line)
     if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(v, file) for v in node.value], line)
-    # scalar: let the safe loader resolve its type
-    value = yaml.SafeLoader(" ").construct_object(node) if node.tag else node.value
-    return Node(value, line, block=node.style in ("|", ">"))
+        return Node([_convert(v, file, key, depth + 1) for v in node.value], line)
+    try:
+        value = _SAFE.construct_object(node)
+    except yaml.constructor.ConstructorError:
+        raise LitmusError(f"unsupported YAML tag '{node.tag}' on '{show(key)}'", file,
+                          line) from None
+    except Exception:
+        raise LitmusError(f"'{show(key)}': bad value '{show(str(node.value))}' for YAML tag "
+                          f"{node.tag}", file, line) from None
+    return Node(value, line, block=node.style in ("|", ">"), raw=str(node.value),
+                literal=node.style == "|")
+
+
+def show(text: str, limit: int = 80) -> str:
+    """User text echoed in a one-line message: whitespace collapsed, newlines escaped."""
+    t = text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " ")
+    return t if len(t) <= limit else t[:limit] + "..."
+
+
+def _prescan(text: str, file: str) -> None:
+    """Reject what the format never needs and PyYAML would expand or recurse on: anchors and
+    aliases (a "billion laughs" file), merge keys, and deep nesting."""
+    depth = 0
+    prev = None
+    starts = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken,
+              yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+    ends = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+    for tok in yaml.scan(text, Loader=yaml.SafeLoader):
+        line = tok.start_mark.line + 1
+        if isinstance(tok, (yaml.AnchorToken, yaml.AliasToken)):
+            raise LitmusError(f"YAML anchors and aliases (&{tok.value} / *{tok.value}) are not "
+                              "supported", file, line)
+        if isinstance(tok, starts):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise LitmusError(f"YAML nests too deeply (more than {MAX_DEPTH} levels)", file,
+                                  line)
+        elif isinstance(tok, ends):
+            depth -= 1
+        elif (isinstance(tok, yaml.ScalarToken) and isinstance(prev, yaml.KeyToken)
+              and tok.plain and tok.value == "<<"):
+            raise LitmusError("YAML merge keys (<<) are not supported", file, line)
+        prev = tok
 
 
 def load_yaml(text: str, file: str) -> Node:
     try:
+        _prescan(text, file)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.reader.ReaderError as e:
+        line = text.count("\n", 0, max(0, e.position)) + 1
+        raise LitmusError(f"bad YAML: unacceptable character #x{e.character:04x} "
+                          "(control characters are not allowed)"
+                          if isinstance(e.character, int) else f"bad YAML: {e.reason}",
+                          file, line) from None
     except yaml.MarkedYAMLError as e:
+        problem = e.problem or e.context or "malformed"
         mark = e.problem_mark or e.context_mark
+        if "end of stream" in problem and e.context_mark is not None and e.context:
+            mark = e.context_mark
+            problem = re.sub(r"while scanning (an? )?", "unclosed ", e.context) + " (never closed)"
         line = mark.line + 1 if mark else None
-        raise LitmusError(f"bad YAML: {e.problem or e.context}", file, line) from None
+        raise LitmusError(f"bad YAML: {show(problem)}", file, line) from None
     except yaml.YAMLError as e:  # pragma: no cover - defensive
-        raise LitmusError(f"bad YAML: {e}", file, None) from None
+        raise LitmusError(f"bad YAML: {show(str(e))}", file, None) from None
     if node is None:
         raise LitmusError("empty file: a litmus test is a YAML mapping", file, 1)
     if not isinstance(node, yaml.MappingNode):
@@ -77,7 +137,7 @@ def load_yaml(text: str, file: str) -> Node:
 
 _PTR = r"ptr(?:\s+addrspace\((?P<as>\d+)\))?\s+@(?P<loc>[A-Za-z_.$][\w.$]*)"
 _SCOPE = r'(?:\s+syncscope\("(?P<scope>[^"]*)"\))?'
-_VAL = r"(?P<{}>-?\d+|%[\w.$]+)"
+_VAL = r"(?P<{}>-?(?:0[xX][0-9a-fA-F]+|\d+)|%[\w.$]+)"
 _REGDEF = r"%(?P<reg>[\w.$]+)\s*=\s*"
 
 RE_LOAD = re.compile(
@@ -143,10 +203,14 @@ class _Ctx:
 
 
 def parse_int(text: str, ctx: _Ctx, line: int, what: str = "value") -> int:
-    try:
-        v = int(text, 0)
+    try:   # LLVM reads 010 as ten; 0x10 is hexadecimal
+        t = text.strip()
+        neg = t.startswith("-")
+        body = t[1:] if neg else t
+        v = int(body, 16) if body[:2].lower() == "0x" else int(body, 10)
+        v = -v if neg else v
     except ValueError:
-        raise ctx.err(f"{what} '{text}' is not an integer", line) from None
+        raise ctx.err(f"{what} '{show(text)}' is not an integer", line) from None
     if not I32_MIN <= v <= U32_MAX:
         raise ctx.err(f"{what} {v} does not fit in i32", line)
     return v - 2 ** 32 if v > 2 ** 31 - 1 else v
@@ -351,13 +415,40 @@ def parse_instr(raw: str, ctx: _Ctx, line: int) -> Instr:
                      scope=scope, one_as=one_as, mmra=mmra)
     if (m := RE_CALL.fullmatch(text)):
         return _call(m, src, mmra, ctx, line)
-    word = text.split()[0] if text.split() else text
-    if "=" in text.split()[:2] and len(text.split()) > 2:
-        word = text.split()[2]
-    raise ctx.err(f"unknown or malformed instruction '{text}'"
-                  + (f" ('{word}' is not a supported instruction)"
-                     if word not in ("load", "store", "atomicrmw", "cmpxchg", "fence", "call")
-                     else ""), line)
+    raise ctx.err(_diagnose(text), line)
+
+
+FORMS = {
+    "load": "%r = load [atomic] [volatile] i32, ptr addrspace(A) @x [syncscope(\"S\")] [ORDER]",
+    "store": "store [atomic] [volatile] i32 V, ptr addrspace(A) @x [syncscope(\"S\")] [ORDER]",
+    "atomicrmw": "%r = atomicrmw OP ptr addrspace(A) @x, i32 V [syncscope(\"S\")] ORDER",
+    "cmpxchg": "%r = cmpxchg ptr addrspace(A) @x, i32 E, i32 N [syncscope(\"S\")] SUCC FAIL",
+    "fence": "fence [syncscope(\"S\")] ORDER",
+    "call": "[%r =] call TYPE @llvm.amdgcn.NAME(ARGS)",
+}
+
+
+def _diagnose(text: str) -> str:
+    """Say what is wrong with an instruction none of the forms matched."""
+    words = text.split()
+    word = words[0] if words else text
+    if len(words) > 2 and words[1] == "=":
+        word = words[2]
+    if word not in FORMS:
+        return (f"unknown or malformed instruction '{show(text)}' ('{show(word)}' is not a "
+                "supported instruction)")
+    ty = re.search(r"\b(i(?:1|8|16|64|128)|float|double|half|<[^>]*>)\s", text)
+    if word != "call" and ty:
+        return f"{word}: only i32 values are supported (got {ty.group(1)}) in '{show(text)}'"
+    if word in ("load", "store", "atomicrmw", "cmpxchg") and not re.search(r"\bptr\b", text):
+        return (f"{word}: expected a pointer operand `ptr addrspace(A) @x` in '{show(text)}'"
+                f" (form: {FORMS[word]})")
+    if word == "store" and re.match(r"store(\s+atomic)?(\s+volatile)?\s+i32\s*,", text):
+        return f"store: missing the value to store in '{show(text)}' (form: {FORMS[word]})"
+    if word in ("load", "atomicrmw", "cmpxchg") and not text.startswith("%"):
+        return f"{word} must define a register: `%r = {word} ...` (form: {FORMS[word]})"
+    return f"malformed {word} '{show(text)}' (form: {FORMS[word]})"
+
 
 
 def _atomic_attrs(ins: Instr, m: re.Match, allowed: set, what: str, ctx: _Ctx, line: int):
@@ -399,10 +490,16 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
             a = a.strip()
             if re.fullmatch(_PTR, a):
                 pm = re.fullmatch(_PTR, a)
-                if pm.group("loc") not in ctx.memory:
-                    raise ctx.err(f"location '@{pm.group('loc')}' is not declared under "
-                                  "memory:", line)
-                parsed.append(("ptr", pm.group("loc")))
+                n = pm.group("loc")
+                if n not in ctx.memory:
+                    raise ctx.err(f"location '@{n}' is not declared under memory:", line)
+                sp = ctx.memory[n].space
+                if name in BARRIER and sp != "barrier":
+                    raise ctx.err(f"'@{n}' is not a barrier object (declare it with space: "
+                                  "barrier)", line)
+                if name in ASYNC and sp == "barrier":
+                    raise ctx.err(f"'@{n}' is a barrier object, not memory", line)
+                parsed.append(("ptr", n))
             else:
                 parsed.append(("int", _int_arg(a, ctx, line)))
         kind = "barrier" if name in BARRIER else "async"
@@ -417,28 +514,41 @@ _TOKEN = re.compile(r"\s*(?:(?P<op>==|!=|&&|\|\||/\\|\\/|=|!|~|\(|\))|"
                     r"(?P<int>-?\d+))")
 
 
+MAX_COND_DEPTH = 64
+
+
 class _CondParser:
-    def __init__(self, text: str, test: "_TestCtx", line: int):
+    def __init__(self, text: str, test: "_TestCtx", line: int, literal: bool = False):
         self.text, self.test, self.line = text, test, line
         self.toks: list[tuple[str, str]] = []
+        self.lines: list[int] = []      # the file line of each token
+        self.depth = 0
         pos = 0
-        s = text.strip()
+        s = text
+        while pos < len(s) and s[pos].isspace():
+            pos += 1
         while pos < len(s):
             m = _TOKEN.match(s, pos)
+            tline = line + 1 + s.count("\n", 0, pos) if literal else line
             if not m or m.end() == pos:
-                raise self.err(f"cannot read '{s[pos:pos + 12]}'")
+                self.line = tline
+                raise self.err(f"cannot read '{show(s[pos:pos + 12])}'")
             kind = m.lastgroup
             val = m.group(kind)
             if kind == "op":
                 val = {"/\\": "&&", "\\/": "||", "~": "!", "=": "=="}.get(val, val)
             self.toks.append((kind, val))
+            self.lines.append(line + 1 + s.count("\n", 0, m.start(kind)) if literal else line)
             pos = m.end()
             while pos < len(s) and s[pos].isspace():
                 pos += 1
         self.i = 0
 
     def err(self, msg: str) -> LitmusError:
-        return LitmusError(f"in condition \"{self.text.strip()}\": {msg}", self.test.file,
+        if self.toks and 0 < self.i <= len(self.lines):
+            self.line = self.lines[self.i - 1]
+        text = " ".join(self.text.split())
+        return LitmusError(f"in condition \"{show(text, 120)}\": {msg}", self.test.file,
                            self.line)
 
     def peek(self) -> Optional[tuple[str, str]]:
@@ -475,16 +585,27 @@ class _CondParser:
 
     def unary(self):
         t = self.peek()
-        if t == ("op", "!"):
-            self.take()
-            return Not(self.unary())
-        if t == ("op", "("):
-            self.take()
-            c = self.or_()
-            if self.take() != ("op", ")"):
-                raise self.err("expected ')'")
-            return c
+        self.depth += 1
+        if self.depth > MAX_COND_DEPTH:
+            raise self.err(f"parentheses or negations nest too deeply (more than "
+                           f"{MAX_COND_DEPTH})")
+        try:
+            if t == ("op", "!"):
+                self.take()
+                return Not(self.unary())
+            if t == ("op", "("):
+                self.take()
+                c = self.or_()
+                if self.peek() is None:
+                    raise self.err("missing ')'")
+                if self.take() != ("op", ")"):
+                    raise self.err(f"expected ')', got '{self.toks[self.i - 1][1]}'")
+                return c
+        finally:
+            self.depth -= 1
         left = self.term()
+        if self.peek() is None:
+            raise self.err("expected == or != after a term, got the end of the condition")
         op = self.take()
         if op not in (("op", "=="), ("op", "!=")):
             raise self.err(f"expected == or != after a term, got '{op[1]}'")
@@ -498,10 +619,10 @@ class _CondParser:
             tname, reg = val.split(":", 1)
             thread = self.test.thread_by_name(tname)
             if thread is None:
-                raise self.err(f"unknown thread '{tname}'")
+                raise self.err(f"unknown thread '{show(tname)}'")
             reg = reg.lstrip("%")
             if reg not in self.test.regs[thread]:
-                raise self.err(f"thread {thread} defines no register %{reg}")
+                raise self.err(f"thread {thread} defines no register %{show(reg)}")
             return RegTerm(thread, reg)
         if kind == "loc":
             if val == "undef":
@@ -531,8 +652,9 @@ class _TestCtx:
         return None
 
 
-def parse_condition(text: str, tctx: _TestCtx, line: int) -> Condition:
-    return Condition(text.strip(), line, _CondParser(text, tctx, line).parse())
+def parse_condition(text: str, tctx: _TestCtx, line: int, literal: bool = False) -> Condition:
+    return Condition(" ".join(text.split()), line,
+                     _CondParser(text, tctx, line, literal).parse())
 
 
 # ---- the test -----------------------------------------------------------------------------
@@ -547,12 +669,27 @@ def _want(node: Node, typ, what: str, file: str):
 
 def _nonneg(node: Node, what: str, file: str) -> int:
     v = _want(node, int, what, file)
-    if v < 0 or v > 2 ** 20:
+    if v < 0:
         raise LitmusError(f"{what} must be a non-negative integer (got {v})", file, node.line)
+    if v > 2 ** 20:
+        raise LitmusError(f"{what} {v} is too large (at most {2 ** 20})", file, node.line)
     return v
 
 
 def parse_text(text: str, file: str) -> Test:
+    """Parse one litmus file's text. Raises only LitmusError."""
+    try:
+        return _parse_text(text, file)
+    except LitmusError:
+        raise
+    except RecursionError:
+        raise LitmusError("input nests too deeply", file, None) from None
+    except Exception as e:   # a bug of ours: still one line, never a traceback
+        raise LitmusError(f"internal error while parsing ({type(e).__name__}: {show(str(e))})",
+                          file, None) from None
+
+
+def _parse_text(text: str, file: str) -> Test:
     root = load_yaml(text, file)
     top: dict = root.value
     for key, (knode, _) in top.items():
@@ -571,6 +708,11 @@ def parse_text(text: str, file: str) -> Test:
     if not isinstance(desc, str):
         raise LitmusError("description must be text", file, top["description"][1].line)
     target = _want(top["target"][1], str, "target", file) if "target" in top else None
+    if target is not None:
+        try:
+            get_target(target)
+        except ValueError as e:
+            raise LitmusError(str(e), file, top["target"][1].line) from None
     model = _want(top["model"][1], str, "model", file) if "model" in top else None
 
     # metadata nodes
@@ -578,10 +720,9 @@ def parse_text(text: str, file: str) -> Test:
     if "metadata" in top:
         mnode = top["metadata"][1]
         mtext = _want(mnode, str, "metadata", file)
-        base = mnode.line + (1 if mnode.block else 0)
         pre = _Ctx(file, {}, {})
         for off, raw in enumerate(mtext.splitlines()):
-            line = base + off
+            line = mnode.line + 1 + off if mnode.literal else mnode.line
             s = strip_comment(raw).strip()
             if not s:
                 continue
@@ -605,7 +746,7 @@ def parse_text(text: str, file: str) -> Test:
                 raise LitmusError(f"unknown key '{k}' for location '{lname}' (expected: space, "
                                   "init)", file, kn.line)
         space = spec["space"][1].value if "space" in spec else "global"
-        if space not in SPACES:
+        if not isinstance(space, str) or space not in SPACES:
             raise LitmusError(f"location '{lname}': space must be global, local or barrier "
                               f"(got '{space}')", file, vnode.line)
         init: Optional[int] = 0
@@ -614,7 +755,10 @@ def parse_text(text: str, file: str) -> Test:
             if iv.value == "undef":
                 init = None
             elif isinstance(iv.value, int) and not isinstance(iv.value, bool):
-                init = parse_int(str(iv.value), _Ctx(file, {}, {}), iv.line, "init")
+                # the source text, so that 010 is ten as in LLVM IR (not YAML 1.1 octal)
+                raw = iv.raw if iv.raw and re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)",
+                                                        iv.raw.strip()) else str(iv.value)
+                init = parse_int(raw, _Ctx(file, {}, {}), iv.line, "init")
             else:
                 raise LitmusError(f"location '{lname}': init must be an i32 integer or undef",
                                   file, iv.line)
@@ -631,9 +775,12 @@ def parse_text(text: str, file: str) -> Test:
         raise LitmusError("threads: declares no thread", file, th_node.line)
     if len(tmap) > MAX_THREADS:
         raise LitmusError(f"{len(tmap)} threads: at most {MAX_THREADS} are supported", file,
-                          th_node.line)
+                          top["threads"][0].line)
     threads: list[Thread] = []
     for tname, (knode, vnode) in tmap.items():
+        if not re.fullmatch(r"[A-Za-z_][\w.$]*|\d+", tname):
+            raise LitmusError(f"bad thread name '{show(tname)}' (letters, digits, _ . $)", file,
+                              knode.line)
         spec = _want(vnode, dict, f"thread '{tname}'", file)
         for k, (kn, _) in spec.items():
             if k not in THREAD_KEYS:
@@ -645,11 +792,11 @@ def parse_text(text: str, file: str) -> Test:
                  ("agent", "cluster", "workgroup", "wavefront") if k in spec}
         cnode = spec["code"][1]
         ctext = _want(cnode, str, f"code of thread '{tname}'", file)
-        base = cnode.line + (1 if cnode.block else 0)
         code: list[Instr] = []
         defined: dict[str, int] = {}
         for off, raw in enumerate(ctext.splitlines()):
-            line = base + off
+            # only a literal block (|) keeps the file's lines; other scalars are one place
+            line = cnode.line + 1 + off if cnode.literal else cnode.line
             if not strip_comment(raw).strip():
                 continue
             ins = parse_instr(raw, ctx, line)
@@ -670,7 +817,7 @@ def parse_text(text: str, file: str) -> Test:
                               f"{MAX_INSTRS} are supported", file, cnode.line)
         threads.append(Thread(str(tname), place.get("agent", 0), place.get("cluster", 0),
                               place.get("workgroup", 0), place.get("wavefront"), code,
-                              knode.line))
+                              knode.line, {k: spec[k][0].line for k in place}))
 
     _check_lds(threads, memory, file)
 
@@ -678,7 +825,7 @@ def parse_text(text: str, file: str) -> Test:
     exists = expect = outcomes = None
     if "exists" in top:
         en = top["exists"][1]
-        exists = parse_condition(_want(en, str, "exists", file), tctx, en.line)
+        exists = parse_condition(_want(en, str, "exists", file), tctx, en.line, en.literal)
     if "expect" in top:
         xn = top["expect"][1]
         expect = _want(xn, str, "expect", file)
@@ -695,8 +842,10 @@ def parse_text(text: str, file: str) -> Test:
         outcomes = []
         for item in _want(on, list, "outcomes", file):
             outcomes.append(parse_condition(_want(item, str, "an outcome", file), tctx,
-                                            item.line))
+                                            item.line, item.literal))
     return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
+                target_line=top["target"][0].line if "target" in top else None,
+                model_line=top["model"][0].line if "model" in top else None,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,
                 exists=exists, expect=expect, outcomes=outcomes)
 
@@ -720,10 +869,12 @@ def _check_lds(threads: list[Thread], memory: dict[str, Location], file: str) ->
 
 def parse_file(path: str) -> Test:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError:
-        raise LitmusError("not a UTF-8 text file", path, None) from None
+        with open(path, "rb") as f:
+            data = f.read()
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LitmusError(f"not a UTF-8 text file (byte 0x{data[e.start]:02x})", path,
+                          data.count(b"\n", 0, e.start) + 1) from None
     except OSError as e:
         raise LitmusError(f"cannot read: {e.strerror}", path, None) from None
     return parse_text(text, path)

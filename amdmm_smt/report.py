@@ -99,5 +99,6 @@ def summary(results: list[Result], errors: list) -> str:
     c = {k: 0 for k in ("pass", "fail", "unknown")}
     for r in results:
         c[r.status] += 1
-    return (f"{len(results) + len(errors)} tests: {c['pass']} passed, {c['fail']} failed, "
-            f"{c['unknown']} unknown, {len(errors)} errors")
+    n = len(results) + len(errors)
+    return (f"{n} test{'s' if n != 1 else ''}: {c['pass']} passed, {c['fail']} failed, "
+            f"{c['unknown']} unknown, {len(errors)} error{'s' if len(errors) != 1 else ''}")

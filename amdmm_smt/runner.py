@@ -70,7 +70,12 @@ def load(paths) -> Batch:
 
 def model_for(t: Test, forced: Optional[str]) -> Model:
     """--model wins; else the test's own `model:`; else the default."""
-    return get_model(forced if forced else t.model)
+    if forced:
+        return get_model(forced)
+    try:
+        return get_model(t.model)
+    except LitmusError as e:
+        raise LitmusError(e.message, t.file, t.model_line) from None
 
 
 def _one(args) -> tuple[Optional[Result], Optional[str]]:
@@ -110,7 +115,7 @@ def progress_printer(total: int, quiet: bool):
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, emoji=False)
     if sys.stderr.isatty():
         p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                      TimeElapsedColumn(), console=err, transient=True)
