@@ -49,7 +49,11 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 @_memory
 @_jobs
 @click.option("--no-timing", is_flag=True, help="Leave run times out (byte-stable output).")
-def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing):
+@click.option("--engine", type=click.Choice(["smt", "reference"]), default="smt",
+              show_default=True,
+              help="smt: the Z3 encoding. reference: the independent explicit enumerator "
+                   "(slow; for small tests and as a second opinion).")
+def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
@@ -62,7 +66,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     if bar:
         bar.start()
     try:
-        runs = run_all(batch.tests, model_name, timeout, jobs, tick, memory_mb)
+        runs = run_all(batch.tests, model_name, timeout, jobs, tick, memory_mb, engine)
     finally:
         if bar:
             bar.stop()

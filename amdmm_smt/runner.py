@@ -13,7 +13,7 @@ from .errors import LitmusError
 from .ir import Test
 from .model import Model, get_model
 from .parse import parse_file
-from .solve import Result, run_test
+from .solve import Result, run_reference, run_test
 
 
 def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:
@@ -79,8 +79,10 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
 
 
 def _one(args) -> tuple[Optional[Result], Optional[str]]:
-    t, model_name, timeout, memory_mb = args
+    t, model_name, timeout, memory_mb, engine = args
     try:
+        if engine == "reference":
+            return run_reference(t, model_for(t, model_name)), None
         return run_test(t, model_for(t, model_name), timeout=timeout, memory_mb=memory_mb), None
     except LitmusError as e:
         return None, str(e)
@@ -89,9 +91,9 @@ def _one(args) -> tuple[Optional[Result], Optional[str]]:
 
 
 def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: int = 1,
-            tick: Optional[Callable[[Test], None]] = None, memory_mb: Optional[int] = None
-            ) -> list[tuple[Test, Optional[Result], Optional[str]]]:
-    work = [(t, model_name, timeout, memory_mb) for t in tests]
+            tick: Optional[Callable[[Test], None]] = None, memory_mb: Optional[int] = None,
+            engine: str = "smt") -> list[tuple[Test, Optional[Result], Optional[str]]]:
+    work = [(t, model_name, timeout, memory_mb, engine) for t in tests]
     out = []
     if jobs <= 1 or len(tests) <= 1:
         for w in work:

@@ -179,8 +179,9 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     elab = elaborate(test, model)
     x = encode(elab)
     keys, terms = projection(test)
-    outcome_states = ([outcome_state(o, keys, test.file) for o in test.outcomes]
-                      if test.outcomes is not None else None)
+    if test.outcomes is not None:      # malformed outcomes are an input error, before solving
+        for o in test.outcomes:
+            outcome_state(o, keys, test.file)
     zterms = [_term_z3(x, t) for t in terms]
 
     def left_ms() -> int:
@@ -217,19 +218,51 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         s.add(blk)
     states = sorted(set(states), key=state_sort_key)
 
-    verdicts: list[Verdict] = []
-    any_defined = bool(states)
-    undefined = complete and not states
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+    def exists_query() -> Optional[bool]:
+        """`expect: forbidden` is a proof: UNSAT of model ∧ condition (None: gave up)."""
         q = _solver(x, left_ms())
         q.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
         c = cond_z3(x, test.exists.cond)
         q.add(c if not isinstance(c, bool) else z3.BoolVal(c))
         r = q.check()
-        if r == z3.unknown:
+        return None if r == z3.unknown else r == z3.sat
+    return _judge(test, model, keys, states, complete, exists_query, t0)
+
+
+def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
+    """The same answer from the independent explicit enumerator (amdmm_smt/reference.py)."""
+    from .reference import ReferenceTooBig, reference_outcomes
+    t0 = time.perf_counter()
+    elab = elaborate(test, model)
+    keys, _ = projection(test)
+    if test.outcomes is not None:
+        for o in test.outcomes:
+            outcome_state(o, keys, test.file)
+    try:
+        states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
+    except ReferenceTooBig:
+        states, complete = [], False
+
+    def exists_query() -> Optional[bool]:
+        if not complete:
+            return None
+        return any(eval_cond(test.exists.cond, dict(st)) for st in states)
+    return _judge(test, model, keys, states, complete, exists_query, t0)
+
+
+def _judge(test: Test, model: Model, keys: list, states: list, complete: bool,
+           exists_query, t0: float) -> Result:
+    """Verdicts for every expectation of the test, from its outcome set."""
+    outcome_states = ([outcome_state(o, keys, test.file) for o in test.outcomes]
+                      if test.outcomes is not None else None)
+    verdicts: list[Verdict] = []
+    any_defined = bool(states)
+    undefined = complete and not states
+    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+        reachable = exists_query()
+        if reachable is None:
             verdicts.append(Verdict("exists", test.expect, "unknown", "solver gave up"))
         else:
-            reachable = r == z3.sat
             ok = reachable == (test.expect == "allowed")
             verdicts.append(Verdict("exists", test.expect, "pass" if ok else "fail",
                                     f"condition {'reachable' if reachable else 'unreachable'}"))
