@@ -1,21 +1,27 @@
 """A second, independent engine: explicit enumeration of candidate executions.
 
-Written from docs/semantics.md section 6 ("The definitions, precisely") and seed 000 only; it
-shares nothing with `amdmm_smt/encode/` but the elaborated test (`elaborate.py`: events, `po`,
-`contains`, `inclusive`) and the key order of a final state (`solve.projection`).
+Written from docs/semantics.md section 6 ("The definitions, precisely"), section 7 (MMRA tags
+and address spaces) and seed 000 only; it shares nothing with `amdmm_smt/encode/` but the
+elaborated test (`elaborate.py`: events, `po`, `contains`, `inclusive`, and for section 7
+`po_in_hb`, `sync_spaces`, `scope_in`) and the key order of a final state
+(`solve.projection`).
 
 For one elaborated test it enumerates
 
-* for every read, a choice in {undef} ∪ {writes to its location} (`rf`),
-* from those, the values of every read, register and write (program order feeds operands;
-  an RMW writes `OP(old, v)`, a cmpxchg writes only when it succeeds),
+* for every read, a choice in {undef} ∪ {writes to its location} (`rf`), minus the choices the
+  definitions exclude whatever the rest of the execution is (`_Engine.choices`);
+* from those, the values of every read, register and write (an RMW writes `OP(old, v)`; a
+  cmpxchg writes only when it succeeds, and one comparing `undef` may do either, a branch);
 * for every location, a total order `co` of the writes that happen (initial write first),
 
-and on each candidate evaluates every definition of section 6 directly (synchronizes-with over
-release sequences, happens-before, availability and visibility as least fixpoints, location
-order, may-see, the value rule, coherence, RMW atomicity, psc acyclicity). A candidate is kept
-iff every read's choice is exactly the one the value rule allows: a definite read chose a write
-it may see, a read that is not definite chose `undef`.
+and evaluates every definition directly. Only release sequences depend on `co`, so for one
+reads-from choice it computes synchronizes-with, happens-before, availability, visibility,
+location order, may-see and the value rule once (once per distinct synchronizes-with when a
+release sequence runs through RMWs), turns the coherence rules into order constraints, and
+lists only the `co` orders that satisfy them (when no seq_cst constraint needs the whole
+order, only which write can be last). A candidate is kept iff every read's choice is exactly
+what the value rule allows: a definite read chose a write it may see, a read that is not
+definite chose `undef`.
 
 Relations are bit masks over event ids: `rel[i] >> j & 1` means `rel(i, j)`.
 """
@@ -25,7 +31,7 @@ from __future__ import annotations
 import itertools
 from typing import Optional
 
-from .elaborate import AV_NONE, Elab  # noqa: F401  (AV_NONE: the tag Event.av_none stands for)
+from .elaborate import Elab
 from .ir import SYSTEM, WORKGROUP, Reg, at_least_monotonic, is_acquire, is_release
 
 M32 = 0xFFFFFFFF
@@ -33,13 +39,27 @@ LEVELS = range(SYSTEM + 1)         # singlethread .. system
 
 
 class ReferenceTooBig(Exception):
-    """More candidate executions than the limit allows."""
+    """The engine cannot give the complete outcome set: more candidate executions than the
+    limit allows (and, as subclasses, the two other reasons below)."""
 
 
 class ReferenceUnbounded(ReferenceTooBig):
     """A consistent candidate execution whose values depend on themselves through reads-from
-    (values "out of thin air"): any value may then be a solution, so the set of final states is
-    not finitely enumerable by this engine."""
+    (values "out of thin air", docs R-no-thin-air): any value may then be a solution, so the
+    set of final states is not finitely enumerable by this engine."""
+
+
+class ReferenceUnsupported(ReferenceTooBig):
+    """The test uses something the written definitions do not cover."""
+
+
+class _Guess(Exception):
+    """Whether cmpxchg `cid` succeeds is open (it compares undef, or a value that depends on
+    itself): the caller tries both."""
+
+    def __init__(self, cid: int):
+        super().__init__(cid)
+        self.cid = cid
 
 
 class _Unknown:
@@ -60,14 +80,12 @@ def _bits(mask: int):
         mask ^= low
 
 
-def _signed(v):
-    if v is None:
-        return None
-    return v - (1 << 32) if v >= (1 << 31) else v
-
-
 def _s32(v: int) -> int:
     return v - (1 << 32) if v >= (1 << 31) else v
+
+
+def _signed(v):
+    return None if v is None else _s32(v)
 
 
 def _rmw_value(op: str, old, v):
@@ -97,7 +115,7 @@ def _rmw_value(op: str, old, v):
         return max(old, v)
     if op == "umin":
         return min(old, v)
-    raise ValueError(f"unknown atomicrmw operation {op}")
+    raise ReferenceUnsupported(f"unknown atomicrmw operation {op}")
 
 
 class _Engine:
@@ -107,21 +125,46 @@ class _Engine:
         ev = self.ev = elab.events
         n = self.n = len(ev)
         assert all(e.id == i for i, e in enumerate(ev))
+        for e in ev:
+            if e.kind not in ("init", "load", "store", "rmw", "cmpxchg", "fence", "av_load",
+                              "av_store"):
+                raise ReferenceUnsupported(f"{e.label}: event kind {e.kind}")
+            if getattr(e, "instr", None) is not None and e.instr.guard is not None:
+                raise ReferenceUnsupported(f"{e.label}: guarded instruction")
         self.thread_ids = [e.id for e in ev if not e.is_init]
         self.thread_mask = sum(1 << i for i in self.thread_ids)
         self.init_of = {e.loc: e.id for e in ev if e.is_init}
-        self.space = {name: loc.space for name, loc in elab.test.memory.items()}
+        mem = elab.test.memory
+        self.loc_space = {name: mem[name].space for name in elab.locs}
+        self.spaces = sorted(set(self.loc_space.values()))
 
         # static relations
         self.po = [sum(1 << j for j in range(n) if elab.po(ev[i], ev[j])) for i in range(n)]
+        # section 7 R-mmra-hb / R-mmra-po: program order between compatible instructions
+        po_in_hb = getattr(elab, "po_in_hb", None)
+        self.pohb = [sum(1 << j for j in _bits(self.po[i])
+                         if po_in_hb is None or po_in_hb(ev[i], ev[j])) for i in range(n)]
         self.cont = [[sum(1 << j for j in range(n) if elab.contains(ev[i], lv, ev[j]))
                       for lv in LEVELS] for i in range(n)]
         self.incl = [sum(1 << j for j in range(n) if j != i and elab.inclusive(ev[i], ev[j]))
                      for i in range(n)]
-        self.is_access = [e.reads or e.writes for e in ev]
+        # inclusion for synchronization in each address space (LDS: scope_in)
+        self.incl_in = {}
+        for sp in self.spaces:
+            if hasattr(elab, "scope_in"):
+                self.incl_in[sp] = [
+                    sum(1 << j for j in range(n)
+                        if j != i and elab.inclusive(ev[i], ev[j], sp)) for i in range(n)]
+            else:
+                self.incl_in[sp] = self.incl
+        sync_spaces = getattr(elab, "sync_spaces", None)
+        every = frozenset(self.spaces)
+        self.sync_sp = [every if (sync_spaces is None or e.is_init)
+                        else frozenset(sync_spaces(e)) & every for e in ev]
+
         self.acc_mask: dict[str, int] = {}
         for e in ev:
-            if not e.is_init and self.is_access[e.id]:
+            if not e.is_init and (e.reads or e.writes):
                 self.acc_mask[e.loc] = self.acc_mask.get(e.loc, 0) | (1 << e.id)
         self.writes_of = {loc: [e.id for e in ev if e.writes and e.loc == loc]
                           for loc in elab.locs}
@@ -149,7 +192,7 @@ class _Engine:
         s = None
         if e.atomic or e.kind in ("av_load", "av_store"):
             s = e.scope
-        lds = self.space.get(e.loc) == "local"
+        lds = self.loc_space.get(e.loc) == "local"
         if self.opts.volatile_av and e.volatile and not e.atomic \
                 and e.kind in ("load", "store"):
             s = WORKGROUP if lds else SYSTEM
@@ -157,16 +200,24 @@ class _Engine:
             s = WORKGROUP if s is None else max(s, WORKGROUP)
         return s
 
+    def cap(self, level: int, loc: str) -> int:
+        """Section 7 "LDS scope": for availability and visibility of an LDS write a scope above
+        workgroup counts as workgroup."""
+        if self.loc_space.get(loc) == "local" and level > WORKGROUP:
+            return WORKGROUP
+        return level
+
     # ---- values ----------------------------------------------------------------------------
 
-    def values(self, rf: dict[int, Optional[int]]):
+    def values(self, rf: dict, guess: dict):
         """Values of every read (value returned) and write (value written, NOWRITE for a failed
-        cmpxchg) under the reads-from choice `rf`. Values that depend on themselves through
-        reads-from are UNKNOWN. Returns (rval, wval) or None when a read chose a write that
-        does not happen."""
+        cmpxchg) under the reads-from choice `rf`. A value that depends on itself through
+        reads-from is UNKNOWN. Whether a cmpxchg comparing undef (cas_undef: either) or
+        UNKNOWN succeeds is taken from `guess` (raising _Guess when it is not there). Returns
+        (rval, wval), or None when a read chose a write that does not happen."""
         ev = self.ev
-        rval: dict[int, object] = {}
-        wval: dict[int, object] = {}
+        rval: dict = {}
+        wval: dict = {}
         busy: set = set()
         bad = [False]
 
@@ -184,13 +235,10 @@ class _Engine:
                 return UNKNOWN
             busy.add(key)
             w = rf[r]
-            if w is None:
+            v = None if w is None else write_value(w)
+            if v is NOWRITE:
+                bad[0] = True
                 v = None
-            else:
-                v = write_value(w)
-                if v is NOWRITE:
-                    bad[0] = True
-                    v = None
             busy.discard(key)
             rval[r] = v
             return v
@@ -211,80 +259,56 @@ class _Engine:
                 v = operand(e, e.instr.value)       # does not depend on the value read
             elif e.kind == "rmw":
                 v = _rmw_value(e.instr.op, read_value(w), operand(e, e.instr.value))
-            elif e.kind == "cmpxchg":
+            else:                                   # cmpxchg
                 old = read_value(w)
                 exp = operand(e, e.instr.expected)
-                if old is UNKNOWN or exp is UNKNOWN:
-                    raise ReferenceUnbounded(
-                        f"{e.label}: whether the cmpxchg succeeds depends on a value that "
-                        "depends on itself through reads-from")
-                if old is not None and exp is not None and old == exp:
-                    v = operand(e, e.instr.value)
+                if old is UNKNOWN or exp is UNKNOWN or (
+                        (old is None or exp is None) and self.opts.cas_undef == "either"):
+                    if w not in guess:
+                        raise _Guess(w)
+                    ok = guess[w]
                 else:
-                    v = NOWRITE
-            else:  # pragma: no cover
-                raise AssertionError(e.kind)
+                    ok = old is not None and exp is not None and old == exp
+                v = operand(e, e.instr.value) if ok else NOWRITE
             busy.discard(key)
             wval[w] = v
             return v
 
         for r in self.reads:
             read_value(r)
-        for loc in self.writes_of:
-            for w in self.writes_of[loc]:
+        for ws in self.writes_of.values():
+            for w in ws:
                 write_value(w)
         if bad[0]:
             return None
         return rval, wval
 
-    # ---- one candidate execution -------------------------------------------------------------
+    # ---- one reads-from choice -------------------------------------------------------------
 
-    def check(self, rf, rval, wval, hap, order, co) -> Optional[dict]:
-        """Evaluate section 6 on one candidate. `hap[i]`: write i happens; `order[i]`: the
-        ordering of i in this execution; `co[loc]`: the writes to loc that happen, in order.
-        Returns the final values of the locations, or None if the candidate is inconsistent."""
-        ev, n, opts = self.ev, self.n, self.opts
-        pos = {}
-        for lst in co.values():
-            for k, w in enumerate(lst):
-                pos[w] = k
-
-        def co_rel(a, b):
-            return a in pos and b in pos and ev[a].loc == ev[b].loc and pos[a] < pos[b]
-
-        # RMW atomicity (cheap, first)
-        for m in self.reads:
-            if self.rmwlike[m] and hap[m]:
-                w = rf[m]
-                if w is not None and self.strong[w]:
-                    if ev[w].loc != ev[m].loc or pos[m] != pos[w] + 1:
-                        return None
-
-        # roles
+    def roles(self, hap, order):
+        """rel, acq (section 6 "Roles") and MakeAvailable / MakeVisible in this execution."""
+        ev, n = self.ev, self.n
         rel = [False] * n
         acq = [False] * n
         for i in self.thread_ids:
             e = ev[i]
-            o = order[i]
             if e.kind in ("store", "rmw", "fence") or (e.kind == "cmpxchg" and hap[i]):
-                rel[i] = is_release(o)
+                rel[i] = is_release(order[i])
             if e.kind in ("load", "rmw", "fence", "cmpxchg"):
-                acq[i] = is_acquire(o)
+                acq[i] = is_acquire(order[i])
         MA = [rel[i] and not ev[i].av_none for i in range(n)]
         MV = [acq[i] and not ev[i].av_none for i in range(n)]
+        return rel, acq, MA, MV
 
-        # release sequences: rs(h) = h followed by the maximal run of RMWs after it in co
-        def rs(h):
-            lst = co[ev[h].loc]
-            out = 1 << h
-            for w in lst[pos[h] + 1:]:
-                if not self.rmwlike[w]:
-                    break
-                out |= 1 << w
-            return out
-
-        # synchronizes-with
-        sw = [0] * n
+    def sync_edges(self, rf, hap, rel, acq):
+        """synchronizes-with in each address space (section 7: a synchronization orders AS iff
+        both operations synchronize AS; in LDS a scope above workgroup is workgroup), split
+        into the edges that hold whatever co is (the read reads from X itself), as
+        `fixed[sp][a]` masks, and the conditional ones `(sp, a, b, X, w)`: they hold iff w, an
+        RMW that happens, is in the release sequence of X, which depends on co."""
+        ev, n = self.ev, self.n
+        fixed = {sp: [0] * n for sp in self.spaces}
+        cond = []
         for a in self.thread_ids:
             if not rel[a]:
                 continue
@@ -295,21 +319,42 @@ class _Engine:
                 Xs = [a]
             if not Xs:
                 continue
-            rsx = [(x, ev[x].loc, rs(x)) for x in Xs]
             for b in self.thread_ids:
-                if not acq[b] or ev[b].thread == ev[a].thread or not (self.incl[a] >> b & 1):
+                if not acq[b] or ev[b].thread == ev[a].thread:
+                    continue
+                sps = [sp for sp in self.spaces if sp in self.sync_sp[a]
+                       and sp in self.sync_sp[b] and self.incl_in[sp][a] >> b & 1]
+                if not sps:
                     continue
                 if ev[b].is_fence:
-                    Ys = [y for y in range(n)
-                          if self.po[y] >> b & 1 and ev[y].reads and self.strong[y]]
+                    Ys = [y for y in self.reads if self.po[y] >> b & 1 and self.strong[y]]
                 else:
                     Ys = [b]
-                if any(rf[y] is not None and ev[y].loc == loc and rsm >> rf[y] & 1
-                       for (_, loc, rsm) in rsx for y in Ys):
-                    sw[a] |= 1 << b
+                sure = False
+                here = []
+                for y in Ys:
+                    w = rf[y]
+                    if w is None:
+                        continue
+                    for x in Xs:
+                        if ev[x].loc != ev[y].loc:
+                            continue
+                        if w == x:
+                            sure = True
+                        elif self.rmwlike[w] and hap[w]:
+                            here.append((x, w))
+                for sp in sps:
+                    if sure:
+                        fixed[sp][a] |= 1 << b
+                    else:
+                        cond += [(sp, a, b, x, w) for (x, w) in here]
+        return fixed, cond
 
-        # happens-before: (po ∪ sw)+ over thread events, then the initial writes
-        hb = [(self.po[i] | sw[i]) if not ev[i].is_init else 0 for i in range(n)]
+    def happens_before(self, sw):
+        """(po between compatible instructions ∪ sw)+ over thread events, then the initial
+        writes before every thread event; None if it has a cycle."""
+        ev, n = self.ev, self.n
+        hb = [0 if ev[i].is_init else (self.pohb[i] | sw[i]) for i in range(n)]
         for k in range(n):
             bk, hk = 1 << k, hb[k]
             if not hk:
@@ -323,19 +368,40 @@ class _Engine:
         for i in range(n):
             if ev[i].is_init:
                 hb[i] = self.thread_mask
+        return hb
 
-        def HB(a, b):
-            return hb[a] >> b & 1
+    def analyze(self, rf, hap, roles, sw):
+        """Everything of sections 6 and 7 that does not depend on co, for one reads-from
+        choice and one synchronizes-with (`sw[sp]` per address space): happens-before per
+        address space (each acyclic), availability, visibility, location order, may-see and
+        the value rule (must hold), and the coherence rules as constraints on co: `pred[w]`
+        (writes that must be before w) and `adj[m] = w` (RMW atomicity: m immediately after
+        w). Returns (hbs, pred, adj) or None if the candidate is inconsistent."""
+        ev, n, opts = self.ev, self.n, self.opts
+        rel, acq, MA, MV = roles
+        hbs = {}
+        cache: dict = {}
+        for sp in self.spaces:
+            key = tuple(sw[sp])
+            if key not in cache:
+                cache[key] = self.happens_before(sw[sp])
+            if cache[key] is None:
+                return None
+            hbs[sp] = cache[key]
 
         cont = self.cont
 
         def C(a, lv, b):
             return cont[a][lv] >> b & 1
 
-        # availability, visibility, location order
+        # availability, visibility, location order (per location, hb of its address space)
         lo = [0] * n
-        A: dict[int, set] = {}
         for loc, ws in self.writes_of.items():
+            hb = hbs[self.loc_space[loc]]
+
+            def HB(a, b, hb=hb):
+                return hb[a] >> b & 1
+
             accm = self.acc_mask.get(loc, 0)
             for w in ws:
                 if ev[w].is_init:
@@ -347,21 +413,20 @@ class _Engine:
                     lo[w] = hb[w] & accm & ~(1 << w)
                     continue
                 Aw = self.availability(w, MA, HB, C)
-                A[w] = Aw
                 V, cands = self.visibility(w, Aw, MV, HB, C)
-                m = self.po[w] & accm
-                for y in _bits(accm & ~(1 << w)):
+                vis = [z for z in cands if V[z] >= 0]
+                m = self.pohb[w] & accm
+                for y in _bits(accm & ~(1 << w) & ~m):
                     if ev[y].writes and hap[y] and any(
                             HB(z, y) and C(z, sz, y) for (z, sz) in Aw):
                         m |= 1 << y
-                    if ev[y].reads and any(
-                            V[z] >= 0 and (z == y or self.po[z] >> y & 1) for z in cands):
+                    elif ev[y].reads and any(z == y or self.pohb[z] >> y & 1 for z in vis):
                         m |= 1 << y
                 lo[w] = m
         if opts.read_lo:
             for r in self.reads:
-                if not ev[r].is_init:
-                    lo[r] |= hb[r] & self.acc_mask.get(ev[r].loc, 0) & ~(1 << r)
+                loc = ev[r].loc
+                lo[r] |= hbs[self.loc_space[loc]][r] & self.acc_mask.get(loc, 0) & ~(1 << r)
 
         def LO(a, b):
             return lo[a] >> b & 1
@@ -369,91 +434,98 @@ class _Engine:
         # may-see and the value rule
         for r in self.reads:
             e = ev[r]
+            hb = hbs[self.loc_space[e.loc]]
             ws = [w for w in self.writes_of[e.loc] if w != r and hap[w]]
             M = []
             for w in ws:
-                if (LO(r, w) if opts.read_lo else HB(r, w)):
+                if (LO(r, w) if opts.read_lo else hb[r] >> w & 1):
                     continue
                 if any(w2 != w and LO(w, w2) and LO(w2, r) for w2 in ws):
                     continue
                 M.append(w)
             some_lo = any(LO(w, r) for w in ws)
-            b_ok = (e.atomic and all(ev[w].atomic and self.incl[w] >> r & 1 for w in M)
-                    and all(self.incl[w1] >> w2 & 1 for w1 in M for w2 in M if w1 != w2))
+            inc = self.incl_in[self.loc_space[e.loc]]       # section 6: scopes in AS
+            b_ok = (e.atomic and all(ev[w].atomic and inc[w] >> r & 1 for w in M)
+                    and all(inc[w1] >> w2 & 1 for w1 in M for w2 in M if w1 != w2))
             d_ok = len(M) == 1 and all(LO(w, r) for w in M)
-            definite = some_lo and (b_ok or d_ok)
-            if definite:
+            if some_lo and (b_ok or d_ok):
                 if rf[r] not in M:
                     return None
             elif rf[r] is not None:
                 return None
 
-        # coherence
-        for loc, lst in co.items():
-            for w1 in lst:
-                for w2 in lst:
-                    if w1 != w2 and LO(w1, w2) and pos[w1] > pos[w2]:
-                        return None
+        # coherence, as constraints on co
         strong, incl = self.strong, self.incl
 
         def I(a, b):
             return incl[a] >> b & 1
 
-        for loc, lst in co.items():
-            for w1 in lst:
-                if not strong[w1]:
-                    continue
-                for w2 in lst:
-                    if w1 != w2 and strong[w2] and HB(w1, w2) and I(w1, w2) \
-                            and pos[w1] > pos[w2]:
-                        return None                                        # CoWW
-        sreads = [r for r in self.reads if strong[r] and rf[r] is not None
-                  and strong[rf[r]]]
+        pred = [0] * n
+        adj = {}
+        final_hb = opts.final_co == "hb"
+        for loc, ws in self.writes_of.items():
+            hb = hbs[self.loc_space[loc]]
+            incl = self.incl_in[self.loc_space[loc]]          # I() reads this binding
+            hw = [w for w in ws if hap[w]]
+            init = self.init_of.get(loc)
+            for w2 in hw:
+                for w1 in hw:
+                    if w1 == w2:
+                        continue
+                    if (w1 == init
+                            or (hb[w1] >> w2 & 1 if final_hb else LO(w1, w2))     # R-final
+                            or (strong[w1] and strong[w2] and hb[w1] >> w2 & 1
+                                and I(w1, w2))):                                   # CoWW
+                        pred[w2] |= 1 << w1
+        sreads = [r for r in self.reads if strong[r] and rf[r] is not None and strong[rf[r]]]
         for r1 in sreads:
             w1 = rf[r1]
+            hb = hbs[self.loc_space[ev[r1].loc]]
             for r2 in sreads:
                 w2 = rf[r2]
-                if r1 != r2 and ev[r1].loc == ev[r2].loc and HB(r1, r2) and I(r1, r2) \
-                        and w1 != w2 and I(w1, w2) and co_rel(w2, w1):
-                    return None                                            # CoRR
+                if r1 != r2 and w1 != w2 and ev[r1].loc == ev[r2].loc and hb[r1] >> r2 & 1 \
+                        and I(r1, r2) and I(w1, w2):
+                    pred[w2] |= 1 << w1                                            # CoRR
         if opts.coherence == "cxx":
             for r in sreads:
                 w1 = rf[r]
-                for w2 in co[ev[r].loc]:
-                    if w2 == w1 or not strong[w2] or not I(w1, w2):
+                hb = hbs[self.loc_space[ev[r].loc]]
+                for w2 in self.writes_of[ev[r].loc]:
+                    if w2 == w1 or w2 == r or not hap[w2] or not strong[w2] or not I(w1, w2):
                         continue
-                    if HB(w2, r) and I(w2, r) and co_rel(w1, w2):
-                        return None                                        # CoWR
-                    if w2 != r and HB(r, w2) and I(r, w2) and not co_rel(w1, w2):
-                        return None                                        # CoRW
-
-        # seq_cst
-        if not self.psc_acyclic(rf, hap, order, hb, co_rel, pos):
-            return None
-
-        final = {}
-        for loc in self.elab.locs:
-            lst = co.get(loc, [])
-            final[loc] = wval[lst[-1]] if lst else None
-        return final
+                    if hb[w2] >> r & 1 and I(w2, r):
+                        pred[w1] |= 1 << w2                                        # CoWR
+                    if hb[r] >> w2 & 1 and I(r, w2):
+                        pred[w2] |= 1 << w1                                        # CoRW
+        for m in self.reads:
+            if self.rmwlike[m] and hap[m]:
+                w = rf[m]
+                if w is not None and strong[w]:                            # RMW atomicity
+                    adj[m] = w
+                    pred[m] |= 1 << w
+        return hbs, pred, adj
 
     def availability(self, w, MA, HB, C) -> set:
-        """A(W): least set of (X, sX) (section 6, three clauses)."""
+        """A(W): the least set of (X, sX) of section 6 (three clauses); program order in
+        clause 2 is program order in happens-before (R-mmra-po); for an LDS write a scope
+        above workgroup is workgroup (section 7)."""
         ev = self.ev
+        loc = ev[w].loc
         A = set()
         if self.avs[w] is not None:
-            A.add((w, self.avs[w]))
-        for x in _bits(self.po[w]):
+            A.add((w, self.cap(self.avs[w], loc)))
+        for x in _bits(self.pohb[w]):
             if MA[x]:
-                A.add((x, ev[x].scope))
-        mas = [x for x in self.thread_ids if MA[x] and C(x, ev[x].scope, w)]
+                A.add((x, self.cap(ev[x].scope, loc)))
+        mas = [(x, self.cap(ev[x].scope, loc)) for x in self.thread_ids if MA[x]]
+        mas = [(x, sx) for (x, sx) in mas if C(x, sx, w)]
         changed = True
         while changed:
             changed = False
-            for x in mas:
-                p = (x, ev[x].scope)
+            for p in mas:
                 if p in A:
                     continue
+                x = p[0]
                 if any(z != x and HB(z, x) and C(z, sz, x) for (z, sz) in A):
                     A.add(p)
                     changed = True
@@ -462,7 +534,7 @@ class _Engine:
     def visibility(self, w, A, MV, HB, C):
         """V(W, Y) for every candidate Y: the highest level at which W is visible in Y's
         instance (-1: Y is not a visibility operation on W). Least fixpoint of the two
-        clauses."""
+        clauses of section 6."""
         ev = self.ev
         loc = ev[w].loc
         sY = {}
@@ -471,18 +543,18 @@ class _Engine:
                 continue
             roles = []
             if ev[y].reads and ev[y].loc == loc and self.avs[y] is not None:
-                roles.append(self.avs[y])
+                roles.append(self.avs[y])                  # load-visible
             if MV[y]:
-                roles.append(ev[y].scope)
+                roles.append(ev[y].scope)                  # MakeVisible
             if roles:
-                sY[y] = max(roles)
-        V = {y: -1 for y in sY}
-        for y, sy in sY.items():                      # clause 1
+                sY[y] = self.cap(max(roles), loc)
+        V = dict.fromkeys(sY, -1)
+        for y, sy in sY.items():                           # clause 1
             for (x, sx) in A:
                 if x != y and HB(x, y) and C(x, sx, y) and C(y, sy, x):
                     V[y] = max(V[y], min(sx, sy))
         changed = True
-        while changed:                                 # clause 2
+        while changed:                                     # clause 2
             changed = False
             for y, sy in sY.items():
                 best = V[y]
@@ -490,7 +562,7 @@ class _Engine:
                     vx = V[x]
                     if x == y or vx < 0 or not HB(x, y) or not C(y, sy, x):
                         continue
-                    for l1 in range(vx, -1, -1):
+                    for l1 in range(vx, -1, -1):           # the largest usable L1 ≤ V(W, X)
                         if C(x, l1, y):
                             best = max(best, min(l1, sy))
                             break
@@ -499,25 +571,98 @@ class _Engine:
                     changed = True
         return V, list(sY)
 
-    def psc_acyclic(self, rf, hap, order, hb, co_rel, pos) -> bool:
+    # ---- co --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _succ(adj):
+        succ = {}
+        for m, w in adj.items():
+            if w in succ:
+                return None          # two RMWs cannot both immediately follow one write
+            succ[w] = m
+        return succ
+
+    def extensions(self, nodes, pred, adj):
+        """Every total order of `nodes` (the writes to one location that happen) with every
+        write of pred[w] before w, and m immediately after adj[m]."""
+        succ = self._succ(adj)
+        if succ is None:
+            return
+        order: list = []
+        total = len(nodes)
+
+        def rec(placed):
+            if len(order) == total:
+                yield list(order)
+                return
+            last = order[-1] if order else None
+            for c in ([succ[last]] if last in succ else nodes):
+                if placed >> c & 1 or pred[c] & ~placed or (c in adj and adj[c] != last):
+                    continue
+                order.append(c)
+                yield from rec(placed | (1 << c))
+                order.pop()
+
+        yield from rec(0)
+
+    def possible_lasts(self, nodes, pred, adj) -> set:
+        """The writes that are last in some order `extensions` would give, without listing
+        the orders: a search over (placed set, last placed)."""
+        succ = self._succ(adj)
+        if succ is None:
+            return set()
+        full = sum(1 << w for w in nodes)
+        memo: dict = {}
+
+        def rec(placed, last):
+            key = (placed, last)
+            if key in memo:
+                return memo[key]
+            self.tick()
+            if placed == full:
+                res = frozenset([last])
+            else:
+                acc = set()
+                for c in ([succ[last]] if last in succ else nodes):
+                    if placed >> c & 1 or pred[c] & ~placed or (c in adj and adj[c] != last):
+                        continue
+                    acc |= rec(placed | (1 << c), c)
+                res = frozenset(acc)
+            memo[key] = res
+            return res
+
+        return set(rec(0, None))
+
+    # ---- seq_cst ---------------------------------------------------------------------------
+
+    def sc_events(self, order):
+        return [i for i in self.thread_ids if order[i] == "seq_cst"]
+
+    def psc_needed(self, order) -> bool:
+        sc = self.sc_events(order)
+        return any(inc[a] >> b & 1 for inc in self.incl_in.values()
+                   for a in sc for b in sc if a != b)
+
+    def psc_acyclic(self, rf, order, hbs, co) -> bool:
+        """seq_cst (section 6): psc must be acyclic; with several address spaces, the psc of
+        every space's hb must fit one total order (section 7), so their union is acyclic.
+        `co[loc]`: the writes to loc in order."""
         ev, n = self.ev, self.n
-        sc = [i for i in self.thread_ids if order[i] == "seq_cst"]
-        if len(sc) < 2:
-            return True
-        # co, rf, fr as masks
-        co = [0] * n
-        for a in pos:
-            for b in pos:
-                if co_rel(a, b):
-                    co[a] |= 1 << b
-        rfm = [0] * n                                  # rfm[w]: reads that read from w
+        sc = self.sc_events(order)
+        com = [0] * n
+        for lst in co.values():
+            after = 0
+            for w in reversed(lst):
+                com[w] = after
+                after |= 1 << w
+        rfm = [0] * n                                  # rfm[w]: the reads that read from w
         for r in self.reads:
             if rf[r] is not None:
                 rfm[rf[r]] |= 1 << r
         fr = [0] * n
         for r in self.reads:
             if rf[r] is not None:
-                fr[r] = co[rf[r]] & ~(1 << r)
+                fr[r] = com[rf[r]] & ~(1 << r)
 
         def compose(a, b):
             out = [0] * n
@@ -528,39 +673,41 @@ class _Engine:
                 out[i] = m
             return out
 
-        hbl = [hb[i] & self.same_loc[i] for i in range(n)]
-        mid = compose(compose(self.po_nl, hb), self.po_nl)
-        scb = [self.po[i] | mid[i] | hbl[i] | co[i] | fr[i] for i in range(n)]
-        co_rf = compose(co, rfm)
+        co_rf = compose(com, rfm)
         fr_rf = compose(fr, rfm)
-        eco = [rfm[i] | co[i] | fr[i] | co_rf[i] | fr_rf[i] for i in range(n)]
-        hb_eco_hb = compose(compose(hb, eco), hb)
-
-        hb_pred = [0] * n
-        for i in range(n):
-            for j in _bits(hb[i]):
-                hb_pred[j] |= 1 << i
-        psc = {a: 0 for a in sc}
-        for a in sc:
-            cs = (1 << a) | (hb[a] if ev[a].is_fence else 0)
-            for b in sc:
-                if a == b or not (self.incl[a] >> b & 1):
-                    continue
-                ds = (1 << b) | (hb_pred[b] if ev[b].is_fence else 0)
-                ok = any(scb[c] & ds & ~(1 << c) for c in _bits(cs))
-                if not ok and ev[a].is_fence and ev[b].is_fence:
-                    ok = bool(hb[a] >> b & 1) or bool(hb_eco_hb[a] >> b & 1)
-                if ok:
-                    psc[a] |= 1 << b
-        # acyclic?
-        state = {a: 0 for a in sc}
+        eco = [rfm[i] | com[i] | fr[i] | co_rf[i] | fr_rf[i] for i in range(n)]
+        psc = dict.fromkeys(sc, 0)
+        done = set()
+        for sp, hb in hbs.items():
+            if id(hb) in done:
+                continue
+            done.add(id(hb))
+            inc = self.incl_in[sp]
+            mid = compose(compose(self.po_nl, hb), self.po_nl)
+            scb = [self.po[i] | mid[i] | (hb[i] & self.same_loc[i]) | com[i] | fr[i]
+                   for i in range(n)]
+            hb_eco_hb = compose(compose(hb, eco), hb)
+            hb_pred = [0] * n
+            for i in range(n):
+                for j in _bits(hb[i]):
+                    hb_pred[j] |= 1 << i
+            for a in sc:
+                cs = (1 << a) | (hb[a] if ev[a].is_fence else 0)
+                for b in sc:
+                    if a == b or not (inc[a] >> b & 1) or psc[a] >> b & 1:
+                        continue
+                    ds = (1 << b) | (hb_pred[b] if ev[b].is_fence else 0)
+                    ok = any(scb[c] & ds & ~(1 << c) for c in _bits(cs))
+                    if not ok and ev[a].is_fence and ev[b].is_fence:
+                        ok = bool(hb[a] >> b & 1) or bool(hb_eco_hb[a] >> b & 1)
+                    if ok:
+                        psc[a] |= 1 << b
+        state = dict.fromkeys(sc, 0)
 
         def dfs(a) -> bool:
             state[a] = 1
             for b in _bits(psc[a]):
-                if state[b] == 1:
-                    return False
-                if state[b] == 0 and not dfs(b):
+                if state[b] == 1 or (state[b] == 0 and not dfs(b)):
                     return False
             state[a] = 2
             return True
@@ -569,84 +716,188 @@ class _Engine:
 
     # ---- enumeration -----------------------------------------------------------------------
 
-    def co_orders(self, loc, ws, rf, hap):
-        """Orders of the writes `ws` to loc that happen (initial write first) that respect
-        program order (po ⊆ location order ⊆ co) and RMW atomicity."""
-        init = self.init_of.get(loc)
-        rest = [w for w in ws if w != init and hap[w]]
-        head = [init] if init is not None else []
-        for perm in itertools.permutations(rest):
-            lst = head + list(perm)
-            p = {w: k for k, w in enumerate(lst)}
-            ok = True
-            for w in rest:
-                if any(p[w2] < p[w] for w2 in _bits(self.po[w]) if w2 in p):
-                    ok = False
-                    break
-                if self.rmwlike[w]:
-                    src = rf.get(w)
-                    if src is not None and self.strong[src] and p[w] != p[src] + 1:
-                        ok = False
-                        break
-            if ok:
-                yield lst
+    def choices(self):
+        """For every read, the choices the definitions do not exclude whatever the execution
+        is: undef, or a write to its location except
+        * itself and writes after it in program order within happens-before (such a write is
+          hb-after the read, hence never seen, also with read_lo where lo(R, ·) ⊇ hb(R, ·));
+        * writes W hidden by a write W' that always happens (not a cmpxchg) with W initial or
+          W before W', and W' before R, in program order within happens-before:
+          lo(W, W') ∧ lo(W', R) by the program-order clause of location order;
+        and undef is dropped when R is always definite: R atomic, every write to the location
+        atomic and inclusive with R and with each other (branch (b) for any may-see set), and
+        some write always location-ordered before R (the initial write, or a write that
+        always happens before R in program order within happens-before)."""
+        ev = self.ev
+        out = []
+        for r in self.reads:
+            loc = ev[r].loc
+            ws = [w for w in self.writes_of[loc] if w != r]
+            sure_before = [w for w in ws if self.pohb[w] >> r & 1 and ev[w].kind != "cmpxchg"]
+            keep = []
+            for w in ws:
+                if self.pohb[r] >> w & 1:
+                    continue
+                if any(w2 != w and (ev[w].is_init or self.pohb[w] >> w2 & 1)
+                       for w2 in sure_before):
+                    continue
+                keep.append(w)
+            inc = self.incl_in[self.loc_space[loc]]
+            always_definite = (
+                ev[r].atomic
+                and all(ev[w].atomic and inc[w] >> r & 1 for w in ws)
+                and all(inc[a] >> b & 1 for a in ws for b in ws if a != b)
+                and (loc in self.init_of or bool(sure_before)))
+            out.append(keep if always_definite else [None] + keep)
+        return out
+
+    def tick(self):
+        self.count += 1
+        if self.count > self.limit:
+            raise ReferenceTooBig(f"more than {self.limit} candidate executions")
 
     def run(self, limit: int) -> set:
         from .solve import projection
-        ev = self.ev
-        keys = projection(self.elab.test)[0]
-        choices = []
-        for r in self.reads:
-            ws = [w for w in self.writes_of[ev[r].loc]
-                  if w != r and not (self.po[r] >> w & 1)]   # po ⊆ hb: never seen
-            choices.append([None] + ws)
-        out: set = set()
-        count = 0
+        self.keys = projection(self.elab.test)[0]
+        self.limit = limit
+        self.count = 0
+        self.out: set = set()
+        choices = self.choices()
+        total = 1
+        for c in choices:
+            total *= len(c)
+        if total > limit:
+            raise ReferenceTooBig(f"{total} reads-from choices (limit {limit})")
         for combo in itertools.product(*choices):
-            count += 1
-            if count > limit:
-                raise ReferenceTooBig(f"more than {limit} candidate executions")
             rf = dict(zip(self.reads, combo))
-            vals = self.values(rf)
-            if vals is None:
-                continue
-            rval, wval = vals
-            hap = [False] * self.n
-            order = [e.order for e in ev]
-            for i, e in enumerate(ev):
-                if e.writes:
-                    hap[i] = wval[i] is not NOWRITE
-                if e.kind == "cmpxchg" and not hap[i]:
-                    order[i] = e.fail_order
-            rfl = [rf.get(i) for i in range(self.n)]
-            per_loc = [(loc, list(self.co_orders(loc, ws, rf, hap)))
-                       for loc, ws in self.writes_of.items()]
-            names = [loc for loc, _ in per_loc]
-            for cos in itertools.product(*(lst for _, lst in per_loc)):
-                count += 1
-                if count > limit:
-                    raise ReferenceTooBig(f"more than {limit} candidate executions")
-                co = dict(zip(names, cos))
-                final = self.check(rfl, rval, wval, hap, order, co)
-                if final is None:
+            pending = [{}]
+            while pending:
+                guess = pending.pop()
+                self.tick()
+                try:
+                    vals = self.values(rf, guess)
+                except _Guess as g:
+                    pending += [{**guess, g.cid: False}, {**guess, g.cid: True}]
                     continue
-                state = []
-                for k in keys:
-                    if k.startswith("@"):
-                        v = final.get(k[1:])
-                    else:
-                        tname, reg = k.split(":%", 1)
-                        v = rval[self.reg_event[(tname, reg)]]
-                    if v is UNKNOWN:
-                        raise ReferenceUnbounded(
-                            f"{k}: a consistent execution whose value depends on itself "
-                            "through reads-from (out of thin air)")
-                    state.append((k, _signed(v)))
-                out.add(tuple(state))
-        return out
+                if vals is not None:
+                    self.explore(rf, *vals)
+        return self.out
+
+    def explore(self, rf, rval, wval):
+        """Every co order for one reads-from choice and its values."""
+        ev, n = self.ev, self.n
+        hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
+        order = [e.order for e in ev]
+        for e in ev:
+            if e.kind == "cmpxchg" and not hap[e.id]:
+                order[e.id] = e.fail_order
+        rfl = [rf.get(i) for i in range(n)]
+        roles = self.roles(hap, order)
+        fixed, cond = self.sync_edges(rfl, hap, roles[0], roles[1])
+        nodes = {loc: [w for w in ws if hap[w]] for loc, ws in self.writes_of.items()}
+        locs = list(nodes)
+
+        if not cond:
+            an = self.analyze(rfl, hap, roles, fixed)
+            if an is None:
+                return
+            hbs, pred, adj = an
+            if not self.psc_needed(order):
+                lasts = []
+                for loc in locs:
+                    if not nodes[loc]:
+                        lasts.append([None])
+                        continue
+                    ls = self.possible_lasts(nodes[loc], pred, adj)
+                    if not ls:
+                        return
+                    lasts.append(sorted(ls))
+                for combo in itertools.product(*lasts):
+                    self.tick()
+                    self.record(rval, wval, dict(zip(locs, combo)))
+                return
+            per_loc = [list(self.extensions(nodes[loc], pred, adj)) for loc in locs]
+            for cos in itertools.product(*per_loc):
+                self.tick()
+                co = dict(zip(locs, cos))
+                if self.psc_acyclic(rfl, order, hbs, co):
+                    self.record(rval, wval, {loc: (lst[-1] if lst else None)
+                                             for loc, lst in co.items()})
+            return
+
+        # synchronizes-with depends on co (a release sequence through RMWs): list the co
+        # orders allowed by what does not depend on sw (initial write first, program order in
+        # hb between writes ⊆ lo, or ⊆ hb with final_co: hb, RMW atomicity), group them by
+        # the sw they give, and analyse each group once.
+        base_pred = [0] * n
+        base_adj = {}
+        for loc, ws in nodes.items():
+            init = self.init_of.get(loc)
+            for w in ws:
+                for w1 in ws:
+                    if w1 != w and (w1 == init or self.pohb[w1] >> w & 1):
+                        base_pred[w] |= 1 << w1
+        for m in self.reads:
+            if self.rmwlike[m] and hap[m] and rfl[m] is not None and self.strong[rfl[m]]:
+                base_adj[m] = rfl[m]
+                base_pred[m] |= 1 << rfl[m]
+        per_loc = [list(self.extensions(nodes[loc], base_pred, base_adj)) for loc in locs]
+        groups: dict = {}
+        for cos in itertools.product(*per_loc):
+            self.tick()
+            co = dict(zip(locs, cos))
+            sw = {sp: list(m) for sp, m in fixed.items()}
+            for (sp, a, b, x, w) in cond:
+                if sw[sp][a] >> b & 1:
+                    continue
+                lst = co[ev[x].loc]
+                i, j = lst.index(x), lst.index(w)
+                if i < j and all(self.rmwlike[v] for v in lst[i + 1:j + 1]):
+                    sw[sp][a] |= 1 << b
+            key = tuple(tuple(sw[sp]) for sp in self.spaces)
+            groups.setdefault(key, (sw, []))[1].append(co)
+        for sw, cos in groups.values():
+            an = self.analyze(rfl, hap, roles, sw)
+            if an is None:
+                continue
+            hbs, pred, adj = an
+            for co in cos:
+                if not all(self.respects(lst, pred) for lst in co.values()):
+                    continue
+                if self.psc_acyclic(rfl, order, hbs, co):
+                    self.record(rval, wval, {loc: (lst[-1] if lst else None)
+                                             for loc, lst in co.items()})
+
+    @staticmethod
+    def respects(lst, pred) -> bool:
+        placed = 0
+        for w in lst:
+            if pred[w] & ~placed:
+                return False
+            placed |= 1 << w
+        return True
+
+    def record(self, rval, wval, last):
+        """Add the final state: registers, then the named locations (the value of the co-last
+        write that happens; undef if there is none)."""
+        state = []
+        for k in self.keys:
+            if k.startswith("@"):
+                w = last.get(k[1:])
+                v = None if w is None else wval[w]
+            else:
+                tname, reg = k.split(":%", 1)
+                v = rval[self.reg_event[(tname, reg)]]
+            if v is UNKNOWN:
+                raise ReferenceUnbounded(
+                    f"{k}: a consistent execution whose value depends on itself through "
+                    "reads-from (out of thin air)")
+            state.append((k, _signed(v)))
+        self.out.add(tuple(state))
 
 
 def reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
     """The set of final states over all consistent candidate executions. Raises
-    ReferenceTooBig if more than `limit` candidate executions would be examined."""
+    ReferenceTooBig if more than `limit` candidate executions would be examined (subclasses:
+    ReferenceUnbounded for values out of thin air, ReferenceUnsupported)."""
     return _Engine(elab).run(limit)
