@@ -179,7 +179,8 @@ def seq_cst(x: Execution) -> None:
         """RC11 scb = po ∪ po|≠loc;hb;po|≠loc ∪ hb|loc ∪ co ∪ fr."""
         if a.id == b.id:
             return False
-        parts: list = [x.po_hb(a, b, sp)]
+        # po, not po within hb: MMRA removes incompatible po from hb, not from psc (docs §6)
+        parts: list = [el.po(a, b)]
         if a.loc is not None and a.loc == b.loc:
             parts.append(x.hb(a, b, sp))
             if a.writes and b.writes:
@@ -191,8 +192,7 @@ def seq_cst(x: Execution) -> None:
                 continue
             for d in evs:
                 if diffloc_po(d, b):
-                    parts.append(AND(x.po_hb(a, c, sp), x.po_hb(d, b, sp),
-                                     x.hb(c, d, sp) if c.id != d.id else True))
+                    parts.append(x.hb(c, d, sp) if c.id != d.id else True)
         return OR(parts)
 
     def eco(a: Event, b: Event) -> B:
