@@ -148,3 +148,18 @@ def test_cas_undef_fail_option(tmp_path):
     states = set(run_test(parse_file(f), load_model_file(str(m))).states)
     assert states == {(("T0:%r0", 0), ("T1:%r1", None), ("@x", 1)),
                       (("T0:%r0", None), ("T1:%r1", 0), ("@x", 1))}
+
+
+def test_output_is_byte_identical_across_runs_and_jobs():
+    """Determinism (issue 5): the same inputs give the same bytes, table and JSON, with any
+    --jobs."""
+    import os
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus",
+                        "mmra")
+    outs = set()
+    for args in (["--jobs", "1"], ["--jobs", "2"], ["--jobs", "1"]):
+        outs.add(run("verify", "--no-timing", *args, root)[1])
+    assert len(outs) == 1
+    js = {run("verify", "--no-timing", "--json", *a, root)[1]
+          for a in (["--jobs", "1"], ["--jobs", "2"])}
+    assert len(js) == 1
