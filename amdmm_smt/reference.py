@@ -62,6 +62,10 @@ class _Guess(Exception):
         self.cid = cid
 
 
+class _Pending(Exception):
+    """A value needs a read whose choice is not made yet."""
+
+
 class _Unknown:
     """A value that depends on itself through reads-from."""
 
@@ -415,12 +419,15 @@ class _Engine:
                 Aw = self.availability(w, MA, HB, C)
                 V, cands = self.visibility(w, Aw, MV, HB, C)
                 vis = [z for z in cands if V[z] >= 0]
-                m = self.pohb[w] & accm
+                # section 6: "po" here is po_hb = po ∧ hb (hb may order an incompatible pair
+                # through a third instruction)
+                m = self.po[w] & hb[w] & accm
                 for y in _bits(accm & ~(1 << w) & ~m):
                     if ev[y].writes and hap[y] and any(
                             HB(z, y) and C(z, sz, y) for (z, sz) in Aw):
                         m |= 1 << y
-                    elif ev[y].reads and any(z == y or self.pohb[z] >> y & 1 for z in vis):
+                    elif ev[y].reads and any(z == y or (self.po[z] >> y & 1 and HB(z, y))
+                                             for z in vis):
                         m |= 1 << y
                 lo[w] = m
         if opts.read_lo:
@@ -514,8 +521,8 @@ class _Engine:
         A = set()
         if self.avs[w] is not None:
             A.add((w, self.cap(self.avs[w], loc)))
-        for x in _bits(self.pohb[w]):
-            if MA[x]:
+        for x in _bits(self.po[w]):
+            if MA[x] and HB(w, x):                  # po_hb (section 6)
                 A.add((x, self.cap(ev[x].scope, loc)))
         mas = [(x, self.cap(ev[x].scope, loc)) for x in self.thread_ids if MA[x]]
         mas = [(x, sx) for (x, sx) in mas if C(x, sx, w)]
@@ -768,8 +775,7 @@ class _Engine:
             total *= len(c)
         if total > limit:
             raise ReferenceTooBig(f"{total} reads-from choices (limit {limit})")
-        for combo in itertools.product(*choices):
-            rf = dict(zip(self.reads, combo))
+        for rf in self.assignments(choices):
             pending = [{}]
             while pending:
                 guess = pending.pop()
@@ -782,6 +788,74 @@ class _Engine:
                 if vals is not None:
                     self.explore(rf, *vals)
         return self.out
+
+    def assignments(self, choices):
+        """The reads-from choices (one dict per candidate), depth first in event order,
+        dropping a partial choice as soon as a read chose a cmpxchg that is already known to
+        fail (it would not happen, so nothing can read from it)."""
+        reads = self.reads
+        rf: dict = {}
+        targets: list = []             # reads whose chosen cmpxchg may still fail
+
+        def rec(k):
+            if k == len(reads):
+                yield dict(rf)
+                return
+            r = reads[k]
+            for c in choices[k]:
+                rf[r] = c
+                added = c is not None and self.ev[c].kind == "cmpxchg"
+                if added:
+                    targets.append(c)
+                if not any(self.cas_fails(t, rf) for t in targets):
+                    yield from rec(k + 1)
+                if added:
+                    targets.pop()
+            del rf[r]
+
+        yield from rec(0)
+
+    def cas_fails(self, c, rf) -> bool:
+        """Is cmpxchg `c` sure to fail under the partial reads-from choice `rf`?"""
+        ev = self.ev
+        busy: set = set()
+        Pending = _Pending
+
+        def operand(e, o):
+            if isinstance(o, Reg):
+                tname = self.elab.thread_names[e.thread]
+                return read_value(self.reg_event[(tname, o.name)])
+            return o & M32
+
+        def read_value(r):
+            if r not in rf or r in busy:
+                raise Pending
+            w = rf[r]
+            if w is None:
+                return None
+            busy.add(r)
+            e = ev[w]
+            if e.is_init:
+                v = self.elab.test.memory[e.loc].init & M32
+            elif e.kind in ("store", "av_store") or (e.kind == "rmw" and e.instr.op == "xchg"):
+                v = operand(e, e.instr.value)
+            elif e.kind == "rmw":
+                v = _rmw_value(e.instr.op, read_value(w), operand(e, e.instr.value))
+            else:
+                raise Pending          # the value written by a cmpxchg: not worth following
+            busy.discard(r)
+            return v
+
+        try:
+            old = read_value(c)
+            exp = operand(ev[c], ev[c].instr.expected)
+        except Pending:
+            return False
+        if old is UNKNOWN or exp is UNKNOWN:
+            return False
+        if old is None or exp is None:
+            return self.opts.cas_undef == "fail"
+        return old != exp
 
     def explore(self, rf, rval, wval):
         """Every co order for one reads-from choice and its values."""
