@@ -138,3 +138,41 @@ def test_happens_before_is_necessary_for_location_order(g):
     s.add(*x.ctx.constraints)
     s.add(q)
     assert s.check() == z3.unsat, render(g)
+
+
+@FAST
+@given(litmus(tags=True, lds=True))
+def test_never_available_outside_a_scope_containing_the_write(g):
+    """S000 property 2: "A write cannot be made available in a scope that does not contain
+    it": every operation the encoding may treat as an availability operation on W acts in a
+    scope instance that contains W; and no solver model makes an availability operation
+    happen with a scope instance excluding W."""
+    _check_avail_scopes(parse_text(render(g), "gen.yaml"))
+
+
+def test_never_available_outside_a_scope_containing_the_write_corpus():
+    """The same on every shipped litmus test (they contain the chains random tests rarely
+    build)."""
+    import glob
+    from amdmm_smt.parse import parse_file
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
+    for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
+        _check_avail_scopes(parse_file(f))
+
+
+def _check_avail_scopes(test):
+    el = elaborate(test, get_model(test.model))
+    x = encode(el)
+    bad = []
+    for wid, cands in x.avvis.avail.items():
+        w = x.ev[wid]
+        for xid, (var, sx) in cands.items():
+            if not el.contains(x.ev[xid], sx, w):
+                bad.append(var)
+    q = OR(bad)
+    if q is False:
+        return
+    s = z3.Solver()
+    s.add(*x.ctx.constraints)
+    s.add(q)
+    assert s.check() == z3.unsat, test.file

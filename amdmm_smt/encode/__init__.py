@@ -21,7 +21,7 @@ def encode(elab: Elab) -> Execution:
     x = Execution(elab)
     values.write_values(x)
     sync.happens_before(x)
-    avvis.encode_location_order(x)
+    x.avvis = avvis.encode_location_order(x)
     values.read_values(x)
     coherence.coherence(x)
     coherence.rmw_atomicity(x)
