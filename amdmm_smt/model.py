@@ -41,12 +41,22 @@ class Options:
     # docs/semantics.md R-cas-undef: a cmpxchg that compares an undef value may succeed or
     # fail ("either": undef is any bit pattern) or always fails ("fail").
     cas_undef: str = "either"
+    # Execution-barrier model version: "seed-002" (AMDGPUUsage: init / join / drop / arrive /
+    # wait, barrier-arrive-release / barrier-wait-acquire) or "pr170447" (seed 003: signal /
+    # wait / join / leave). Async model version: "seed-004" (asyncmark without stages) or
+    # "upstream-stages" (UP 2.4, stage masks). Neither family is encoded yet: a test that uses
+    # a barrier or async intrinsic is refused ("not supported yet") under every value; the
+    # options exist so that model files name the version they mean today.
+    barrier_model: str = "seed-002"
+    async_model: str = "seed-004"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
 
 CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref"),
-           "final_co": ("lo", "hb"), "cas_undef": ("either", "fail")}
+           "final_co": ("lo", "hb"), "cas_undef": ("either", "fail"),
+           "barrier_model": ("seed-002", "pr170447"),
+           "async_model": ("seed-004", "upstream-stages")}
 
 
 @dataclass(frozen=True)
