@@ -86,7 +86,24 @@ def _options(raw: dict, file: str) -> Options:
     return replace(Options(), **kw)
 
 
+_CACHE: dict[tuple[str, float], Model] = {}
+
+
 def load_model_file(path: str) -> Model:
+    """A model file, parsed once per content version (keyed by path and mtime)."""
+    try:
+        key = (os.path.abspath(path), os.path.getmtime(path))
+    except OSError:
+        key = None
+    if key in _CACHE:
+        return _CACHE[key]
+    m = _load_model_file(path)
+    if key:
+        _CACHE[key] = m
+    return m
+
+
+def _load_model_file(path: str) -> Model:
     try:
         with open(path, encoding="utf-8") as f:
             raw = yaml.safe_load(f)

@@ -189,6 +189,16 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
 
     s = _solver(x, left_ms())
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
+    reachable: Optional[bool] = None
+    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+        # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
+        # solver (push / pop), so the enumeration below reuses what it learnt.
+        s.push()
+        c = cond_z3(x, test.exists.cond)
+        s.add(c if not isinstance(c, bool) else z3.BoolVal(c))
+        r = s.check()
+        reachable = None if r == z3.unknown else r == z3.sat
+        s.pop()
     states: list[State] = []
     complete = True
     while True:
@@ -218,15 +228,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         s.add(blk)
     states = sorted(set(states), key=state_sort_key)
 
-    def exists_query() -> Optional[bool]:
-        """`expect: forbidden` is a proof: UNSAT of model ∧ condition (None: gave up)."""
-        q = _solver(x, left_ms())
-        q.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
-        c = cond_z3(x, test.exists.cond)
-        q.add(c if not isinstance(c, bool) else z3.BoolVal(c))
-        r = q.check()
-        return None if r == z3.unknown else r == z3.sat
-    return _judge(test, model, keys, states, complete, exists_query, t0)
+    return _judge(test, model, keys, states, complete, lambda: reachable, t0)
 
 
 def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
