@@ -9,12 +9,6 @@ from .execution import Execution
 from .logic import AND, IMPLIES, NOT, OR
 
 
-def _pairs(x: Execution, loc: str):
-    el = x.elab
-    acc = [e for e in x.ev if e.loc == loc and strong_atomic(e)]
-    return el, acc
-
-
 def coherence(x: Execution) -> None:
     el = x.elab
     cxx = el.model.options.coherence == "cxx"
@@ -29,7 +23,7 @@ def coherence(x: Execution) -> None:
                 if a.id != b.id and not b.is_init:
                     order = OR(x.lo(a, b), AND(x.writes(a), x.hb(a, b, sp)) if by_hb else False)
                     x.ctx.add(IMPLIES(AND(order, x.writes(b)), x.co(a, b)))
-        _, acc = _pairs(x, loc)
+        acc = [e for e in x.ev if e.loc == loc and strong_atomic(e)]
         aw = [e for e in acc if e.writes]
         ar = [e for e in acc if e.reads]
         # CoWW — "All modification orders must be compatible with the happens-before order."

@@ -18,7 +18,7 @@ from typing import Optional
 import z3
 
 from ..elaborate import Elab, Event
-from .logic import AND, B, Ctx
+from .logic import AND, OR, B, Ctx
 
 RMW_KINDS = ("rmw", "cmpxchg")
 
@@ -111,15 +111,11 @@ class Execution:
         """from-read: r reads from a write that is co-before w."""
         if r.id == w.id or r.loc != w.loc or not r.reads or not w.writes:
             return False
-        from .logic import OR
         return OR(AND(self.rf(w0, r), self.co(w0, w), self.writes(w))
                   for w0 in self.elab.writes_to(r.loc) if w0.id != r.id)
 
     def is_rmw(self, e: Event) -> bool:
         return e.kind in RMW_KINDS
-
-    def event(self, i: int) -> Event:
-        return self.ev[i]
 
     def reg_term(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
         i = self.elab.regs[(thread, reg)]

@@ -55,10 +55,6 @@ def _flat(xs) -> Iterable[B]:
             yield x
 
 
-def is_false(x: B) -> bool:
-    return x is False
-
-
 class Ctx:
     """Holds the solver constraints and fresh-variable naming for one encoding."""
 
