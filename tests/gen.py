@@ -153,7 +153,7 @@ def ops(draw, locs, tags: bool, avops: bool, counter):
 
 
 @st.composite
-def litmus(draw, max_threads: int = 3, max_ops: int = 3, tags: bool = False,
+def litmus(draw, max_threads: int = 4, max_ops: int = 4, tags: bool = False,
            avops: bool = True, lds: bool = False):
     n = draw(st.integers(2, max_threads))
     use_lds = lds and draw(st.booleans())
