@@ -144,9 +144,10 @@ class _Engine:
 
         # static relations
         self.po = [sum(1 << j for j in range(n) if elab.po(ev[i], ev[j])) for i in range(n)]
-        # section 7 R-mmra-hb / R-mmra-po: program order between compatible instructions
+        # program order between MMRA-compatible instructions (section 6: the po part of hb;
+        # po_hb(a, b, AS) = po(a, b) ∧ hb_AS(a, b) contains it)
         po_in_hb = getattr(elab, "po_in_hb", None)
-        self.pohb = [sum(1 << j for j in _bits(self.po[i])
+        self.po_c = [sum(1 << j for j in _bits(self.po[i])
                          if po_in_hb is None or po_in_hb(ev[i], ev[j])) for i in range(n)]
         self.cont = [[sum(1 << j for j in range(n) if elab.contains(ev[i], lv, ev[j]))
                       for lv in LEVELS] for i in range(n)]
@@ -185,6 +186,39 @@ class _Engine:
                       for i in range(n)]
         self.reg_event = dict(elab.regs)
 
+        # static parts of synchronizes-with: possible releases a with W(a) (strong atomic
+        # writes po-after a fence, or a itself), and for each the possible acquires b in
+        # another thread with the spaces both synchronize in which they are inclusive, and
+        # R(b) (strong atomic reads po-before a fence, or b itself)
+        def may_rel(e):
+            return e.kind in ("store", "rmw", "cmpxchg", "fence") and is_release(e.order)
+
+        def may_acq(e):
+            return ((e.kind in ("load", "rmw", "fence") and is_acquire(e.order))
+                    or (e.kind == "cmpxchg" and (is_acquire(e.order)
+                                                 or is_acquire(e.fail_order))))
+        self.sw_from = []
+        self.sw_to = {}
+        for a in self.thread_ids:
+            if not may_rel(ev[a]):
+                continue
+            Xs = ([x for x in _bits(self.po[a]) if ev[x].writes and self.strong[x]]
+                  if ev[a].is_fence else [a])
+            tos = []
+            for b in self.thread_ids:
+                if not may_acq(ev[b]) or ev[b].thread == ev[a].thread:
+                    continue
+                sps = [sp for sp in self.spaces if sp in self.sync_sp[a]
+                       and sp in self.sync_sp[b] and self.incl_in[sp][a] >> b & 1]
+                if not sps:
+                    continue
+                Ys = ([y for y in self.reads if self.po[y] >> b & 1 and self.strong[y]]
+                      if ev[b].is_fence else [b])
+                tos.append((b, sps, Ys))
+            if Xs and tos:
+                self.sw_from.append((a, Xs))
+                self.sw_to[a] = tos
+
     # ---- static roles ----------------------------------------------------------------------
 
     def _avs(self, e) -> Optional[int]:
@@ -195,7 +229,7 @@ class _Engine:
             return None
         s = None
         if e.atomic or e.kind in ("av_load", "av_store"):
-            s = e.scope
+            s = self.cap(e.scope, e.loc)            # scope_in(e, AS)
         lds = self.loc_space.get(e.loc) == "local"
         if self.opts.volatile_av and e.volatile and not e.atomic \
                 and e.kind in ("load", "store"):
@@ -205,7 +239,7 @@ class _Engine:
         return s
 
     def cap(self, level: int, loc: str) -> int:
-        """Section 7 "LDS scope": for availability and visibility of an LDS write a scope above
+        """scope_in(·, AS) for the address space of `loc` (section 6): in LDS a scope above
         workgroup counts as workgroup."""
         if self.loc_space.get(loc) == "local" and level > WORKGROUP:
             return WORKGROUP
@@ -313,27 +347,15 @@ class _Engine:
         ev, n = self.ev, self.n
         fixed = {sp: [0] * n for sp in self.spaces}
         cond = []
-        for a in self.thread_ids:
+        for a, xs_static in self.sw_from:
             if not rel[a]:
                 continue
-            if ev[a].is_fence:
-                Xs = [x for x in _bits(self.po[a])
-                      if ev[x].writes and hap[x] and self.strong[x]]
-            else:
-                Xs = [a]
+            Xs = [x for x in xs_static if hap[x]]
             if not Xs:
                 continue
-            for b in self.thread_ids:
-                if not acq[b] or ev[b].thread == ev[a].thread:
+            for b, sps, Ys in self.sw_to[a]:
+                if not acq[b]:
                     continue
-                sps = [sp for sp in self.spaces if sp in self.sync_sp[a]
-                       and sp in self.sync_sp[b] and self.incl_in[sp][a] >> b & 1]
-                if not sps:
-                    continue
-                if ev[b].is_fence:
-                    Ys = [y for y in self.reads if self.po[y] >> b & 1 and self.strong[y]]
-                else:
-                    Ys = [b]
                 sure = False
                 here = []
                 for y in Ys:
@@ -358,7 +380,7 @@ class _Engine:
         """(po between compatible instructions ∪ sw)+ over thread events, then the initial
         writes before every thread event; None if it has a cycle."""
         ev, n = self.ev, self.n
-        hb = [0 if ev[i].is_init else (self.pohb[i] | sw[i]) for i in range(n)]
+        hb = [0 if ev[i].is_init else (self.po_c[i] | sw[i]) for i in range(n)]
         for k in range(n):
             bk, hk = 1 << k, hb[k]
             if not hk:
@@ -380,7 +402,8 @@ class _Engine:
         address space (each acyclic), availability, visibility, location order, may-see and
         the value rule (must hold), and the coherence rules as constraints on co: `pred[w]`
         (writes that must be before w) and `adj[m] = w` (RMW atomicity: m immediately after
-        w). Returns (hbs, pred, adj) or None if the candidate is inconsistent."""
+        w). Returns (hbs, pred, adj) or None if the candidate is inconsistent. The checks that
+        need only hb and rf come first (they are cheap and reject most candidates)."""
         ev, n, opts = self.ev, self.n, self.opts
         rel, acq, MA, MV = roles
         hbs = {}
@@ -392,6 +415,70 @@ class _Engine:
             if cache[key] is None:
                 return None
             hbs[sp] = cache[key]
+        hb_of = {loc: hbs[sp] for loc, sp in self.loc_space.items()}
+
+        # a read never sees a write that happens after it (may-see; with read_lo,
+        # lo(R, W) ⊇ hb(R, W))
+        for r in self.reads:
+            w = rf[r]
+            if w is not None and hb_of[ev[r].loc][r] >> w & 1:
+                return None
+
+        # coherence rules that need only hb and rf, as constraints on co; inclusion is
+        # inclusive(·, ·, AS) for the space of the location (every pair here is one location)
+        strong = self.strong
+        incl_of = {loc: self.incl_in[sp] for loc, sp in self.loc_space.items()}
+
+        def I(a, b):
+            return incl_of[ev[a].loc][a] >> b & 1
+
+        pred = [0] * n
+        adj = {}
+        for loc, ws in self.writes_of.items():
+            hb = hb_of[loc]
+            hw = [w for w in ws if hap[w]]
+            init = self.init_of.get(loc)
+            for w2 in hw:
+                for w1 in hw:
+                    if w1 != w2 and (w1 == init or (strong[w1] and strong[w2]
+                                                    and hb[w1] >> w2 & 1 and I(w1, w2))):
+                        pred[w2] |= 1 << w1                                # init, CoWW
+        sreads = [r for r in self.reads if strong[r] and rf[r] is not None and strong[rf[r]]]
+        for r1 in sreads:
+            w1 = rf[r1]
+            hb = hb_of[ev[r1].loc]
+            for r2 in sreads:
+                w2 = rf[r2]
+                if r1 != r2 and w1 != w2 and ev[r1].loc == ev[r2].loc and hb[r1] >> r2 & 1 \
+                        and I(r1, r2) and I(w1, w2):
+                    pred[w2] |= 1 << w1                                    # CoRR
+        if opts.coherence == "cxx":
+            for r in sreads:
+                w1 = rf[r]
+                hb = hb_of[ev[r].loc]
+                for w2 in self.writes_of[ev[r].loc]:
+                    if w2 == w1 or w2 == r or not hap[w2] or not strong[w2] or not I(w1, w2):
+                        continue
+                    if hb[w2] >> r & 1 and I(w2, r):
+                        pred[w1] |= 1 << w2                                # CoWR
+                    if hb[r] >> w2 & 1 and I(r, w2):
+                        pred[w2] |= 1 << w1                                # CoRW
+        for m in self.reads:
+            if self.rmwlike[m] and hap[m]:
+                w = rf[m]
+                if w is not None and strong[w]:                            # RMW atomicity
+                    adj[m] = w
+                    pred[m] |= 1 << w
+        if opts.final_co == "hb":                                          # R-final (hb)
+            for loc, ws in self.writes_of.items():
+                hb = hb_of[loc]
+                hw = [w for w in ws if hap[w]]
+                for w2 in hw:
+                    for w1 in hw:
+                        if w1 != w2 and hb[w1] >> w2 & 1:
+                            pred[w2] |= 1 << w1
+        if not self.orderable(pred):
+            return None
 
         cont = self.cont
 
@@ -401,12 +488,13 @@ class _Engine:
         # availability, visibility, location order (per location, hb of its address space)
         lo = [0] * n
         for loc, ws in self.writes_of.items():
-            hb = hbs[self.loc_space[loc]]
+            hb = hb_of[loc]
 
             def HB(a, b, hb=hb):
                 return hb[a] >> b & 1
 
             accm = self.acc_mask.get(loc, 0)
+            cands = None
             for w in ws:
                 if ev[w].is_init:
                     lo[w] = accm
@@ -416,24 +504,25 @@ class _Engine:
                 if not opts.avvis:
                     lo[w] = hb[w] & accm & ~(1 << w)
                     continue
-                Aw = self.availability(w, MA, HB, C)
-                V, cands = self.visibility(w, Aw, MV, HB, C)
-                vis = [z for z in cands if V[z] >= 0]
-                # section 6: "po" here is po_hb = po ∧ hb (hb may order an incompatible pair
-                # through a third instruction)
-                m = self.po[w] & hb[w] & accm
+                if cands is None:
+                    cands = self.vis_candidates(loc, MV, hb)
+                Aw = self.availability(w, MA, HB, C, hb)
+                vis = self.visibility(w, Aw, cands, hb)
+                m = self.po[w] & hb[w] & accm                      # po_hb(W, Y)
+                after_vis = vis                                    # Y itself, or po_hb(Z, Y)
+                for z in _bits(vis):
+                    after_vis |= self.po[z] & hb[z]
                 for y in _bits(accm & ~(1 << w) & ~m):
                     if ev[y].writes and hap[y] and any(
                             HB(z, y) and C(z, sz, y) for (z, sz) in Aw):
                         m |= 1 << y
-                    elif ev[y].reads and any(z == y or (self.po[z] >> y & 1 and HB(z, y))
-                                             for z in vis):
+                    elif ev[y].reads and after_vis >> y & 1:
                         m |= 1 << y
                 lo[w] = m
         if opts.read_lo:
             for r in self.reads:
                 loc = ev[r].loc
-                lo[r] |= hbs[self.loc_space[loc]][r] & self.acc_mask.get(loc, 0) & ~(1 << r)
+                lo[r] |= hb_of[loc][r] & self.acc_mask.get(loc, 0) & ~(1 << r)
 
         def LO(a, b):
             return lo[a] >> b & 1
@@ -441,7 +530,7 @@ class _Engine:
         # may-see and the value rule
         for r in self.reads:
             e = ev[r]
-            hb = hbs[self.loc_space[e.loc]]
+            hb = hb_of[e.loc]
             ws = [w for w in self.writes_of[e.loc] if w != r and hap[w]]
             M = []
             for w in ws:
@@ -451,9 +540,9 @@ class _Engine:
                     continue
                 M.append(w)
             some_lo = any(LO(w, r) for w in ws)
-            inc = self.incl_in[self.loc_space[e.loc]]       # section 6: scopes in AS
-            b_ok = (e.atomic and all(ev[w].atomic and inc[w] >> r & 1 for w in M)
-                    and all(inc[w1] >> w2 & 1 for w1 in M for w2 in M if w1 != w2))
+            incl = incl_of[e.loc]
+            b_ok = (e.atomic and all(ev[w].atomic and incl[w] >> r & 1 for w in M)
+                    and all(incl[w1] >> w2 & 1 for w1 in M for w2 in M if w1 != w2))
             d_ok = len(M) == 1 and all(LO(w, r) for w in M)
             if some_lo and (b_ok or d_ok):
                 if rf[r] not in M:
@@ -461,68 +550,45 @@ class _Engine:
             elif rf[r] is not None:
                 return None
 
-        # coherence, as constraints on co
-        strong, incl = self.strong, self.incl
-
-        def I(a, b):
-            return incl[a] >> b & 1
-
-        pred = [0] * n
-        adj = {}
-        final_hb = opts.final_co == "hb"
-        for loc, ws in self.writes_of.items():
-            hb = hbs[self.loc_space[loc]]
-            incl = self.incl_in[self.loc_space[loc]]          # I() reads this binding
-            hw = [w for w in ws if hap[w]]
-            init = self.init_of.get(loc)
-            for w2 in hw:
-                for w1 in hw:
-                    if w1 == w2:
-                        continue
-                    if (w1 == init
-                            or (hb[w1] >> w2 & 1 if final_hb else LO(w1, w2))     # R-final
-                            or (strong[w1] and strong[w2] and hb[w1] >> w2 & 1
-                                and I(w1, w2))):                                   # CoWW
-                        pred[w2] |= 1 << w1
-        sreads = [r for r in self.reads if strong[r] and rf[r] is not None and strong[rf[r]]]
-        for r1 in sreads:
-            w1 = rf[r1]
-            hb = hbs[self.loc_space[ev[r1].loc]]
-            for r2 in sreads:
-                w2 = rf[r2]
-                if r1 != r2 and w1 != w2 and ev[r1].loc == ev[r2].loc and hb[r1] >> r2 & 1 \
-                        and I(r1, r2) and I(w1, w2):
-                    pred[w2] |= 1 << w1                                            # CoRR
-        if opts.coherence == "cxx":
-            for r in sreads:
-                w1 = rf[r]
-                hb = hbs[self.loc_space[ev[r].loc]]
-                for w2 in self.writes_of[ev[r].loc]:
-                    if w2 == w1 or w2 == r or not hap[w2] or not strong[w2] or not I(w1, w2):
-                        continue
-                    if hb[w2] >> r & 1 and I(w2, r):
-                        pred[w1] |= 1 << w2                                        # CoWR
-                    if hb[r] >> w2 & 1 and I(r, w2):
-                        pred[w2] |= 1 << w1                                        # CoRW
-        for m in self.reads:
-            if self.rmwlike[m] and hap[m]:
-                w = rf[m]
-                if w is not None and strong[w]:                            # RMW atomicity
-                    adj[m] = w
-                    pred[m] |= 1 << w
+        # R-final (lo): location order between writes that happen is in co
+        if opts.final_co != "hb":
+            for loc, ws in self.writes_of.items():
+                hm = 0
+                for w in ws:
+                    if hap[w]:
+                        hm |= 1 << w
+                for w1 in ws:
+                    if hap[w1]:
+                        for w2 in _bits(lo[w1] & hm & ~(1 << w1)):
+                            pred[w2] |= 1 << w1
         return hbs, pred, adj
 
-    def availability(self, w, MA, HB, C) -> set:
+    def orderable(self, pred) -> bool:
+        """Is the constraint graph `pred` acyclic?"""
+        nodes = [i for i in range(self.n) if pred[i]]
+        state: dict = {}
+
+        def dfs(a) -> bool:
+            state[a] = 1
+            for b in _bits(pred[a]):
+                s = state.get(b, 0)
+                if s == 1 or (s == 0 and not dfs(b)):
+                    return False
+            state[a] = 2
+            return True
+
+        return all(state.get(a, 0) != 0 or dfs(a) for a in nodes)
+
+    def availability(self, w, MA, HB, C, hb) -> set:
         """A(W): the least set of (X, sX) of section 6 (three clauses); program order in
-        clause 2 is program order in happens-before (R-mmra-po); for an LDS write a scope
-        above workgroup is workgroup (section 7)."""
+        clause 2 is po_hb (program order within happens-before); scopes are scope_in."""
         ev = self.ev
         loc = ev[w].loc
         A = set()
         if self.avs[w] is not None:
             A.add((w, self.cap(self.avs[w], loc)))
-        for x in _bits(self.po[w]):
-            if MA[x] and HB(w, x):                  # po_hb (section 6)
+        for x in _bits(self.po[w] & hb[w]):                # po_hb(W, X)
+            if MA[x]:
                 A.add((x, self.cap(ev[x].scope, loc)))
         mas = [(x, self.cap(ev[x].scope, loc)) for x in self.thread_ids if MA[x]]
         mas = [(x, sx) for (x, sx) in mas if C(x, sx, w)]
@@ -538,45 +604,51 @@ class _Engine:
                     changed = True
         return A
 
-    def visibility(self, w, A, MV, HB, C):
-        """V(W, Y) for every candidate Y: the highest level at which W is visible in Y's
-        instance (-1: Y is not a visibility operation on W). Least fixpoint of the two
-        clauses of section 6."""
+    def vis_candidates(self, loc, MV, hb):
+        """The candidates Y for visibility operations on a write to `loc` with their sY (the
+        larger scope of the roles Y has: load-visible on loc, MakeVisible), in an order
+        compatible with hb (fewer hb-predecessors first: hb is transitive and acyclic)."""
         ev = self.ev
-        loc = ev[w].loc
-        sY = {}
+        out = []
         for y in self.thread_ids:
-            if y == w:
-                continue
             roles = []
             if ev[y].reads and ev[y].loc == loc and self.avs[y] is not None:
                 roles.append(self.avs[y])                  # load-visible
             if MV[y]:
                 roles.append(ev[y].scope)                  # MakeVisible
             if roles:
-                sY[y] = self.cap(max(roles), loc)
-        V = dict.fromkeys(sY, -1)
-        for y, sy in sY.items():                           # clause 1
-            for (x, sx) in A:
-                if x != y and HB(x, y) and C(x, sx, y) and C(y, sy, x):
-                    V[y] = max(V[y], min(sx, sy))
-        changed = True
-        while changed:                                     # clause 2
-            changed = False
-            for y, sy in sY.items():
-                best = V[y]
-                for x in sY:
-                    vx = V[x]
-                    if x == y or vx < 0 or not HB(x, y) or not C(y, sy, x):
-                        continue
-                    for l1 in range(vx, -1, -1):           # the largest usable L1 ≤ V(W, X)
-                        if C(x, l1, y):
-                            best = max(best, min(l1, sy))
-                            break
-                if best > V[y]:
-                    V[y] = best
-                    changed = True
-        return V, list(sY)
+                out.append((y, self.cap(max(roles), loc)))
+        npred = {y: sum(1 for x in self.thread_ids if hb[x] >> y & 1) for (y, _) in out}
+        out.sort(key=lambda p: npred[p[0]])
+        return out
+
+    def visibility(self, w, A, cands, hb) -> int:
+        """The visibility operations on W, as a mask. V(W, Y) is the highest level at which W
+        is visible in Y's instance: the least solution of the two clauses of section 6, in
+        one pass over the candidates in hb order (both clauses only look at operations that
+        happen before Y)."""
+        cont = self.cont
+        V: dict = {}
+        vis = 0
+        for (y, sy) in cands:
+            if y == w:
+                continue
+            best = -1
+            for (x, sx) in A:                              # clause 1
+                if x != y and hb[x] >> y & 1 and cont[x][sx] >> y & 1 \
+                        and cont[y][sy] >> x & 1:
+                    best = max(best, min(sx, sy))
+            for x, vx in V.items():                        # clause 2
+                if vx < 0 or vx <= best or not (hb[x] >> y & 1) or not (cont[y][sy] >> x & 1):
+                    continue
+                for l1 in range(vx, -1, -1):               # the largest usable L1 ≤ V(W, X)
+                    if cont[x][l1] >> y & 1:
+                        best = max(best, min(l1, sy))
+                        break
+            V[y] = best
+            if best >= 0:
+                vis |= 1 << y
+        return vis
 
     # ---- co --------------------------------------------------------------------------------
 
@@ -686,10 +758,10 @@ class _Engine:
         psc = dict.fromkeys(sc, 0)
         done = set()
         for sp, hb in hbs.items():
-            if id(hb) in done:
-                continue
-            done.add(id(hb))
             inc = self.incl_in[sp]
+            if (id(hb), id(inc)) in done:
+                continue
+            done.add((id(hb), id(inc)))
             mid = compose(compose(self.po_nl, hb), self.po_nl)
             scb = [self.po[i] | mid[i] | (hb[i] & self.same_loc[i]) | com[i] | fr[i]
                    for i in range(n)]
@@ -740,12 +812,12 @@ class _Engine:
         for r in self.reads:
             loc = ev[r].loc
             ws = [w for w in self.writes_of[loc] if w != r]
-            sure_before = [w for w in ws if self.pohb[w] >> r & 1 and ev[w].kind != "cmpxchg"]
+            sure_before = [w for w in ws if self.po_c[w] >> r & 1 and ev[w].kind != "cmpxchg"]
             keep = []
             for w in ws:
-                if self.pohb[r] >> w & 1:
+                if self.po_c[r] >> w & 1:
                     continue
-                if any(w2 != w and (ev[w].is_init or self.pohb[w] >> w2 & 1)
+                if any(w2 != w and (ev[w].is_init or self.po_c[w] >> w2 & 1)
                        for w2 in sure_before):
                     continue
                 keep.append(w)
@@ -794,6 +866,7 @@ class _Engine:
         dropping a partial choice as soon as a read chose a cmpxchg that is already known to
         fail (it would not happen, so nothing can read from it)."""
         reads = self.reads
+        self.plain_rmws = [m for m in reads if self.ev[m].kind == "rmw"]
         rf: dict = {}
         targets: list = []             # reads whose chosen cmpxchg may still fail
 
@@ -803,6 +876,9 @@ class _Engine:
                 return
             r = reads[k]
             for c in choices[k]:
+                if c is not None and self.ev[r].kind == "rmw" and self.strong[c] and any(
+                        rf.get(m) == c for m in self.plain_rmws):
+                    continue    # RMW atomicity: two RMWs cannot both directly follow c
                 rf[r] = c
                 added = c is not None and self.ev[c].kind == "cmpxchg"
                 if added:
@@ -866,6 +942,10 @@ class _Engine:
             if e.kind == "cmpxchg" and not hap[e.id]:
                 order[e.id] = e.fail_order
         rfl = [rf.get(i) for i in range(n)]
+        targets = [rfl[m] for m in self.reads if self.rmwlike[m] and hap[m]
+                   and rfl[m] is not None and self.strong[rfl[m]]]
+        if len(set(targets)) < len(targets):
+            return      # RMW atomicity: two RMWs cannot both directly follow one write
         roles = self.roles(hap, order)
         fixed, cond = self.sync_edges(rfl, hap, roles[0], roles[1])
         nodes = {loc: [w for w in ws if hap[w]] for loc, ws in self.writes_of.items()}
@@ -909,7 +989,7 @@ class _Engine:
             init = self.init_of.get(loc)
             for w in ws:
                 for w1 in ws:
-                    if w1 != w and (w1 == init or self.pohb[w1] >> w & 1):
+                    if w1 != w and (w1 == init or self.po_c[w1] >> w & 1):
                         base_pred[w] |= 1 << w1
         for m in self.reads:
             if self.rmwlike[m] and hap[m] and rfl[m] is not None and self.strong[rfl[m]]:

@@ -411,3 +411,23 @@ def test_sync_as_global_fences_do_not_order_lds():
     """
     assert run(t.replace("SP", "local")) == {(0, U), (1, 1)}
     assert run(t.replace("SP", "global")) == {(0, U), (1, U)}
+
+
+def test_po_hb_is_transitive_through_a_compatible_fence():
+    # Section 6: "po" in location order clause 1 is po ∧ hb. W (foo:A) and R (foo:B) are
+    # incompatible; an untagged fence between them is compatible with both, so W hb R and W
+    # is location-ordered before R, shadowing nothing else (no initial write): 2. Without
+    # the fence, W is not location-ordered before R: no write is, so R returns undef.
+    t = """
+    name: pohb
+    memory:
+      y: {space: global, init: undef}
+    threads:
+      T1:
+        code: |
+          store atomic i32 2, ptr addrspace(1) @y syncscope("wavefront") monotonic, !mmra !{!"foo", !"A"}
+          FENCE
+          %r = load i32, ptr addrspace(1) @y, !mmra !{!"foo", !"B"}
+    """
+    assert run(t.replace("FENCE", 'fence syncscope("agent") release')) == {(2,)}
+    assert run(t.replace("          FENCE\n", "")) == {(U,)}

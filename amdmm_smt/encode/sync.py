@@ -217,11 +217,7 @@ def seq_cst(x: Execution) -> None:
         return OR(parts)
 
     rank = {e.id: x.ctx.fresh_int(f"sc_{e.label}") for e in sc}
-    done: set = set()
-    for sp in el.spaces:
-        if id(x.hb_by_space[sp]) in done:
-            continue
-        done.add(id(x.hb_by_space[sp]))
+    for sp in el.spaces:   # per space: its hb and its scope inclusion (LDS scopes) may differ
         _psc(x, sc, acc, rank, sp, is_sc, scb, eco)
 
 
