@@ -22,6 +22,7 @@ def result_record(r: Result, timing: bool = True) -> dict:
         "model": r.model,
         "status": r.status,
         "complete": r.complete,
+        **({"thin_air": True} if getattr(r, "thin_air", False) else {}),
         "outcomes": [{k: ("undef" if v is None else v) for k, v in s} for s in r.states],
         "verdicts": [
             {"kind": v.kind, "expected": v.expected, "status": v.status, "detail": v.detail,
@@ -60,7 +61,11 @@ def verdict_text(r: Result) -> str:
             for st in v.unexpected:
                 s += f"\n  allowed but not expected: {format_state(st)}"
             parts.append(s)
-    if not r.complete:
+    if getattr(r, "thin_air", False):
+        parts.append("outcomes unbounded: a read can return a value out of thin air (load "
+                     "buffering through data dependencies; the model has no no-thin-air "
+                     "axiom); exists conditions are still decided exactly")
+    elif not r.complete:
         parts.append("enumeration incomplete: solver gave up within --timeout")
     if not parts:
         parts.append("no expectation given")

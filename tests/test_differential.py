@@ -52,4 +52,7 @@ def test_engines_agree_on_the_corpus():
         t = parse_file(f)
         m = get_model(t.model)
         a, b = run_test(t, m), run_reference(t, m)
+        if a.thin_air:        # unbounded outcomes: neither engine can list them
+            assert not b.complete, f
+            continue
         assert b.complete and a.states == b.states, f
