@@ -887,7 +887,7 @@ class _Engine:
                     yield from rec(k + 1)
                 if added:
                     targets.pop()
-            del rf[r]
+            rf.pop(r, None)     # every choice may have been skipped (RMW atomicity)
 
         yield from rec(0)
 
