@@ -42,6 +42,7 @@ class Execution:
         self.lo_rel: dict[tuple[int, int], B] = {}
         self.final: dict[str, tuple[B, z3.BitVecRef]] = {}
         self.ub: B = False                    # undefined behaviour (none in the base model)
+        self._fr: dict[tuple[int, int], B] = {}
         self._declare()
 
     # ---- declarations ----
@@ -108,11 +109,15 @@ class Execution:
         return self.wr.get(e.id, False)
 
     def fr(self, r: Event, w: Event) -> B:
-        """from-read: r reads from a write that is co-before w."""
+        """from-read: r reads from a write that is co-before w (built once per pair: the
+        seq_cst encoding asks for it many times)."""
         if r.id == w.id or r.loc != w.loc or not r.reads or not w.writes:
             return False
-        return OR(AND(self.rf(w0, r), self.co(w0, w), self.writes(w))
-                  for w0 in self.elab.writes_to(r.loc) if w0.id != r.id)
+        key = (r.id, w.id)
+        if key not in self._fr:
+            self._fr[key] = OR(AND(self.rf(w0, r), self.co(w0, w), self.writes(w))
+                               for w0 in self.elab.writes_to(r.loc) if w0.id != r.id)
+        return self._fr[key]
 
     def is_rmw(self, e: Event) -> bool:
         return e.kind in RMW_KINDS
