@@ -41,6 +41,9 @@ class Options:
     # docs/semantics.md R-cas-undef: a cmpxchg that compares an undef value may succeed or
     # fail ("either": undef is any bit pattern) or always fails ("fail").
     cas_undef: str = "either"
+    # docs R-no-thin-air: false = the documents as written (no such axiom); true = RC11's
+    # (po ∪ rf) acyclicity, which forbids values out of thin air.
+    no_thin_air: bool = False
     # Execution-barrier model version: "seed-002" (AMDGPUUsage: init / join / drop / arrive /
     # wait, barrier-arrive-release / barrier-wait-acquire) or "pr170447" (seed 003: signal /
     # wait / join / leave). Async model version: "seed-004" (asyncmark without stages) or

@@ -1051,6 +1051,13 @@ class _Engine:
 
 
 def reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
+    if getattr(elab.model.options, "no_thin_air", False):
+        raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
+                                   "reference engine")
+    return _reference_outcomes(elab, limit)
+
+
+def _reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
     """The set of final states over all consistent candidate executions. Raises
     ReferenceTooBig if more than `limit` candidate executions would be examined (subclasses:
     ReferenceUnbounded for values out of thin air, ReferenceUnsupported)."""

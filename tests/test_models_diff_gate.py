@@ -163,3 +163,20 @@ def test_output_is_byte_identical_across_runs_and_jobs():
     js = {run("verify", "--no-timing", "--json", *a, root)[1]
           for a in (["--jobs", "1"], ["--jobs", "2"])}
     assert len(js) == 1
+
+
+def test_no_thin_air_option(tmp_path):
+    """docs R-no-thin-air: with no_thin_air (RC11 po ∪ rf acyclicity), relaxed load buffering
+    is forbidden and data-dependent LB has the single outcome 0, 0 (enumerable again)."""
+    import os
+    from amdmm_smt.parse import parse_file
+    from amdmm_smt.solve import run_test
+    m = tmp_path / "m.yaml"
+    m.write_text("name: no-oota\noptions:\n  no_thin_air: true\n")
+    model = load_model_file(str(m))
+    d = os.path.join(os.path.dirname(__file__), "..", "litmus", "classic")
+    r = run_test(parse_file(os.path.join(d, "LB+data+mono.thin-air.yaml")), model)
+    assert r.complete and not r.thin_air
+    assert set(r.states) == {(("T0:%r0", 0), ("T1:%r1", 0))}
+    r = run_test(parse_file(os.path.join(d, "LB+mono.agent.diff-wg.yaml")), model)
+    assert (("T0:%r0", 1), ("T1:%r1", 1)) not in set(r.states) and len(r.states) == 3

@@ -25,6 +25,7 @@ def encode(elab: Elab) -> Execution:
     values.read_values(x)
     coherence.coherence(x)
     coherence.rmw_atomicity(x)
+    coherence.no_thin_air(x)
     sync.seq_cst(x)
     values.final_values(x)
     return x

@@ -79,3 +79,17 @@ def rmw_atomicity(x: Execution) -> None:
             between = OR(AND(x.writes(o), x.co(w, o), x.co(o, m))
                          for o in ws if o.id not in (w.id, m.id))
             x.ctx.add(IMPLIES(AND(x.rf(w, m), x.writes(m)), AND(x.co(w, m), NOT(between))))
+
+
+def no_thin_air(x: Execution) -> None:
+    """Option no_thin_air (docs R-no-thin-air): RC11's acyclicity of po ∪ rf, witnessed by
+    integer ranks. Not in the documents; off by default."""
+    if not x.elab.model.options.no_thin_air:
+        return
+    rank = {e.id: x.ctx.fresh_int(f"porf_{e.label}") for e in x.ev}
+    for a in x.ev:
+        for b in x.ev:
+            if x.elab.po(a, b):
+                x.ctx.add(rank[a.id] < rank[b.id])
+    for (w, r), v in x.rf_var.items():
+        x.ctx.add(IMPLIES(v, rank[w] < rank[r]))
