@@ -71,6 +71,7 @@ class Elab:
     paths: list[dict[int, tuple]]                 # per thread: scope level -> instance key
     regs: dict[tuple[str, str], int] = field(default_factory=dict)   # (thread, reg) -> event
     locs: list[str] = field(default_factory=list)
+    _by_loc: dict = field(default_factory=dict, repr=False)
 
     # ---- static relations ----
     def po(self, a: Event, b: Event) -> bool:
@@ -133,10 +134,20 @@ class Elab:
         return self.po(a, b) and compatible(a.tags, b.tags)
 
     def writes_to(self, loc: str) -> list[Event]:
-        return [e for e in self.events if e.writes and e.loc == loc]
+        """The events that may write loc (built once; asked for in every encoding loop)."""
+        if not self._by_loc:
+            self._index()
+        return self._by_loc[loc][0]
 
     def reads_of(self, loc: str) -> list[Event]:
-        return [e for e in self.events if e.reads and e.loc == loc]
+        if not self._by_loc:
+            self._index()
+        return self._by_loc[loc][1]
+
+    def _index(self) -> None:
+        for n in self.locs:
+            self._by_loc[n] = ([e for e in self.events if e.writes and e.loc == n],
+                               [e for e in self.events if e.reads and e.loc == n])
 
 
 def _scope_level(scope: str, target: Target) -> int:

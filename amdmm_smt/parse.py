@@ -262,10 +262,6 @@ def _location(m: re.Match, ctx: _Ctx, line: int) -> tuple[str, int]:
     return name, a
 
 
-def _mmra(md: str, ctx: _Ctx, line: int) -> frozenset:
-    return resolve_mmra(md, ctx.metadata, ctx, line)
-
-
 def resolve_mmra(md: str, nodes: dict, ctx: _Ctx, line: int, depth: int = 0) -> frozenset:
     """A `!N` reference or an inline `!{...}` node, as a set of (prefix, suffix) tags."""
     if depth > 8:
@@ -365,7 +361,7 @@ def parse_instr(raw: str, ctx: _Ctx, line: int) -> Instr:
     mmra: frozenset = frozenset()
     m = RE_MMRA.search(text)
     if m:
-        mmra = _mmra(m.group("md"), ctx, line)
+        mmra = resolve_mmra(m.group("md"), ctx.metadata, ctx, line)
         text = text[: m.start()].rstrip()
     text = RE_ALIGN.sub("", text).strip()
     if RE_MMRA.search(text):

@@ -4,7 +4,6 @@ file and test name, and outcomes are sorted, so runs diff cleanly."""
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 from rich.console import Console
 from rich.table import Table
@@ -38,8 +37,8 @@ def result_record(r: Result, timing: bool = True) -> dict:
     return rec
 
 
-def error_record(file: str, message: str, name: Optional[str] = None) -> dict:
-    return {"name": name, "file": file, "status": "error", "error": message}
+def error_record(file: str, message: str) -> dict:
+    return {"name": None, "file": file, "status": "error", "error": message}
 
 
 def print_json(records: list[dict], out) -> None:

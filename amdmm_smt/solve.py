@@ -181,9 +181,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     elab = elaborate(test, model)
     x = encode(elab)
     keys, terms = projection(test)
-    if test.outcomes is not None:      # malformed outcomes are an input error, before solving
-        for o in test.outcomes:
-            outcome_state(o, keys, test.file)
+    wanted = _wanted(test, keys)       # malformed outcomes are an input error, before solving
     zterms = [_term_z3(x, t) for t in terms]
 
     def left_ms() -> int:
@@ -233,7 +231,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
 
     if thin_air:
         complete = False
-    res = _judge(test, model, keys, states, complete, lambda: reachable, t0)
+    res = _judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
     return res
 
@@ -268,9 +266,7 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     t0 = time.perf_counter()
     elab = elaborate(test, model)
     keys, _ = projection(test)
-    if test.outcomes is not None:
-        for o in test.outcomes:
-            outcome_state(o, keys, test.file)
+    wanted = _wanted(test, keys)
     try:
         states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
     except ReferenceTooBig:
@@ -280,14 +276,19 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
         if not complete:
             return None
         return any(eval_cond(test.exists.cond, dict(st)) for st in states)
-    return _judge(test, model, keys, states, complete, exists_query, t0)
+    return _judge(test, model, keys, states, complete, exists_query, t0, wanted)
+
+
+def _wanted(test: Test, keys: list) -> Optional[list]:
+    """The states the test's `outcomes:` list, or None when it has none."""
+    if test.outcomes is None:
+        return None
+    return [outcome_state(o, keys, test.file) for o in test.outcomes]
 
 
 def _judge(test: Test, model: Model, keys: list, states: list, complete: bool,
-           exists_query, t0: float) -> Result:
+           exists_query, t0: float, outcome_states: Optional[list]) -> Result:
     """Verdicts for every expectation of the test, from its outcome set."""
-    outcome_states = ([outcome_state(o, keys, test.file) for o in test.outcomes]
-                      if test.outcomes is not None else None)
     verdicts: list[Verdict] = []
     any_defined = bool(states)
     undefined = complete and not states

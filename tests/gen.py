@@ -7,7 +7,7 @@ ordering, widen a scope, make an access atomic) and compare outcome sets.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from hypothesis import strategies as st
@@ -72,11 +72,10 @@ def render(g: Gen, name: str = "gen") -> str:
             ptr = f"ptr addrspace({a}) @{op.loc}"
             sc = f' syncscope("{op.scope}")' if op.scope else ""
             md = ""
-            if op.tags:
-                md = ", !mmra !{" + ", ".join(f'!{{!"{p}", !"{s}"}}' for p, s in op.tags) + "}" \
-                    if len(op.tags) > 1 else f', !mmra !{{!"{op.tags[0][0]}", !"{op.tags[0][1]}"}}'
-                if len(op.tags) > 1:   # a set of tags: inline nodes are refs only when named
-                    md = ", !mmra !{" + ", ".join(f"!{_tag_id(tg)}" for tg in op.tags) + "}"
+            if len(op.tags) == 1:      # one tag: inline; a set: references to named nodes
+                md = f', !mmra !{{!"{op.tags[0][0]}", !"{op.tags[0][1]}"}}'
+            elif op.tags:
+                md = ", !mmra !{" + ", ".join(f"!{_tag_id(tg)}" for tg in op.tags) + "}"
             if op.kind == "load":
                 regs += 1
                 at = f"load atomic i32, {ptr}{sc} {op.order}" if op.atomic else f"load i32, {ptr}"

@@ -13,7 +13,6 @@ Derived (defined by the modules, each a function of the choices):
 
 from __future__ import annotations
 
-from typing import Optional
 
 import z3
 
@@ -126,5 +125,3 @@ class Execution:
         i = self.elab.regs[(thread, reg)]
         return self.rundef[i], self.rval[i]
 
-    def loc_term(self, loc: str) -> Optional[tuple[B, z3.BitVecRef]]:
-        return self.final.get(loc)

@@ -4,7 +4,6 @@ scopes (synchronizes-with only between operations with inclusive scopes)."""
 
 from __future__ import annotations
 
-import z3
 
 from ..elaborate import Event, may_acquire, may_release, strong_atomic
 from ..ir import is_acquire, is_release
