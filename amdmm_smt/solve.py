@@ -190,7 +190,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     s = _solver(x, left_ms())
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
         # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
         # solver (push / pop), so the enumeration below reuses what it learnt.
         s.push()
@@ -300,6 +300,12 @@ def _judge(test: Test, model: Model, keys: list, states: list, complete: bool,
             ok = reachable == (test.expect == "allowed")
             verdicts.append(Verdict("exists", test.expect, "pass" if ok else "fail",
                                     f"condition {'reachable' if reachable else 'unreachable'}"))
+    if test.exists is not None and test.expect is None:
+        # a question without a claim (docs/herd-import.md): answered, never a failure
+        reachable = exists_query()
+        verdicts.append(Verdict("exists", "no claim", "unknown" if reachable is None else "pass",
+                                "solver gave up" if reachable is None else
+                                f"condition {'reachable' if reachable else 'unreachable'}"))
     if test.expect == "undefined":
         if not complete:
             verdicts.append(Verdict("undefined", "undefined", "unknown", "solver gave up"))
