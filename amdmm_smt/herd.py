@@ -95,8 +95,11 @@ def lex(text: str, file: str, first_line: int) -> list[Tok]:
             if c.isdigit():
                 m = re.match(r"0[xX][0-9a-fA-F]+|\d+", text[i:])
                 j = i + m.end()
-                if j < n and (text[j].isalnum() or text[j] == "_"):
-                    raise LitmusError(f"malformed number '{show(text[i:j + 1])}'", file, line)
+                if (j < n and (text[j].isalnum() or text[j] == "_")) or re.fullmatch(
+                        r"0\d*[89]\d*", m.group(0)):
+                    raise LitmusError(f"malformed number '{show(text[i:j + 1])}' (a leading 0 "
+                                      "means octal in C)" if text[i] == "0" and j - i > 1 else
+                                      f"malformed number '{show(text[i:j + 1])}'", file, line)
                 toks.append(Tok("num", int(m.group(0), 0) if not re.fullmatch(r"0\d+", m.group(0))
                                 else int(m.group(0), 8), line, i, j))
                 i = j
