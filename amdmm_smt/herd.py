@@ -356,13 +356,17 @@ class _Parser:
         if self.at("locations"):
             start = self.take()
             self.expect("[", " after locations")
-            parts = []
+            first = self.peek()
             while not self.at("]"):
                 if self.peek().kind == "eof":
                     raise self.err("unclosed 'locations [' (never closed)", start.line)
-                parts.append(str(self.take().val))
+                self.take()
+            loc_clause = self.src[first.pos:self.peek().pos].strip()
             self.take()
-            loc_clause = " ".join(parts)
+        if self.peek().kind == "id" and self.peek().val in ("scopes", "regions", "levels") \
+                and self.at(":", 1):
+            raise self.err(f"herd's '{self.peek().val}:' clause is not supported: give each "
+                           "thread its placement in its header (P0@wg 0, dev 0)")
         if self.at("filter"):
             raise self.err("a 'filter' clause restricts the executions considered; the YAML "
                            "contract has no equivalent, so it cannot be mapped")
@@ -468,7 +472,7 @@ class _Parser:
             self.take()
             while True:
                 kt = self.ident("a scope level (wg, dev)")
-                key = kt.val
+                key = str(kt.val).lower()     # Dartagnan forks spell them WG / DEV too
                 if key not in ("wg", "dev", "sg"):
                     raise self.err(f"scope level '{key}' in the placement of {t.val}: the "
                                    "OpenCL scope tree has wg (work-group), dev (device) and sg "
