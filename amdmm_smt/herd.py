@@ -866,6 +866,7 @@ class _Lower:
         self.regs: set[str] = set()
         self.versions: dict[str, int] = {}
         self.tmp = 0
+        self.taken: set[str] = set()
         for (ti, name), (v, line) in prog.reg_init.items():
             if ti == th.index:
                 self.out.env[name] = ConstV(v)
@@ -878,13 +879,21 @@ class _Lower:
         return self.out
 
     # registers
-    def fresh(self, hint: Optional[str]) -> str:
-        if hint is None:
-            self.tmp += 1
-            return f"t.{self.tmp}"
-        n = self.versions.get(hint, 0)
-        self.versions[hint] = n + 1
-        return hint if n == 0 else f"{hint}.{n}"
+    def fresh(self, hint: Optional[str], suffixes: tuple = ("",), temp: str = "t") -> str:
+        """A register name for a new value of variable `hint` (`r0`, then `r0.1`, ...) or a
+        temporary (`t.1`, ...); never one already taken, with any of `suffixes` appended."""
+        while True:
+            if hint is None:
+                self.tmp += 1
+                cand = f"{temp}.{self.tmp}"
+            else:
+                n = self.versions.get(hint, 0)
+                self.versions[hint] = n + 1
+                cand = hint if n == 0 else f"{hint}.{n}"
+            names = [cand + sfx for sfx in suffixes]
+            if not any(x in self.taken for x in names):
+                self.taken.update(names)
+                return cand
 
     def emit(self, text: str, line: int) -> None:
         self.out.code.append(IRLine(text, line))
@@ -1113,6 +1122,16 @@ class _Lower:
             sc = DEFAULT_SCOPE if name == "atomic_thread_fence" else "singlethread"
             self.emit(f"fence{self.ss(sc)} {order}", line)
             return None
+        if name == "atomic_init":
+            # C11 7.17.2.2: initialises the object with a non-atomic store
+            nargs(2, 2)
+            p = self.pointer(args[0], line)
+            v = self.operand(self.value(args[1], None), line, f"the value stored to {p.name}")
+            if not statement:
+                raise self.err(f"{name} returns nothing", line)
+            self.use(p, line)
+            self.emit(f"store{' volatile' if p.volatile else ''} i32 {v}, {self.ptr(p)}", line)
+            return None
         if base == "atomic_load":
             nargs(1, 1) if not explicit else nargs(2, 3)
             p = self.pointer(args[0], line)
@@ -1172,7 +1191,7 @@ class _Lower:
                 raise self.err(f"{name}: memory_order_{_c_order(fail)} is not a failure "
                                "ordering", line)
             weak = m.group(1) == "weak"
-            base_reg = self.fresh(hint) if hint else f"cas.{self._cas_n()}"
+            base_reg = self.fresh(hint, (".expected", ".old"), "cas")
             exp, old = f"{base_reg}.expected", f"{base_reg}.old"
             self.use(ep, line)
             self.use(p, line)
@@ -1194,10 +1213,6 @@ class _Lower:
             raise self.err(f"'{name}' is not supported (see docs/herd-import.md for the mapped "
                            "functions)", line)
         raise self.err(f"unknown function '{name}'", line)
-
-    def _cas_n(self) -> int:
-        self.tmp += 1
-        return self.tmp
 
 
 def _c_order(order: str) -> str:

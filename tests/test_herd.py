@@ -231,3 +231,47 @@ def test_barrier_import_verifies_or_is_refused_at_its_litmus_line():
         assert err.startswith(f"{path}:10: ") and "not supported yet" in err, err
     else:
         assert r.exit_code == 0, r.output
+
+
+def test_register_names_are_unique_and_the_condition_uses_the_last_value():
+    text = """OPENCL names
+{ [x]=0; [e]=0; }
+P0@wg 0, dev 0 (global atomic_int* x, global int* e) {
+  int t = *x;
+  t = *x;
+  atomic_fetch_add(x, 1);
+  int cas = atomic_compare_exchange_strong(x, e, 1);
+  atomic_compare_exchange_strong(x, e, 2);
+  cas = atomic_compare_exchange_strong(x, e, 3);
+  t = *x;
+  atomic_init(e, 4);
+}
+exists (0:t=1 /\\ 0:cas=1)
+"""
+    _, t = import_text(text, "n.litmus")
+    regs = [i.reg for i in t.threads[0].code if i.reg]
+    assert len(regs) == len(set(regs)) == 10
+    assert t.exists.text == "P0:%t.3 == 1 && P0:%cas.1.old == P0:%cas.1.expected"
+    last = t.threads[0].code[-1]
+    assert (last.kind, last.atomic, last.value, last.line) == ("store", False, 4, 11)
+
+
+def test_exists_without_expect_is_a_question_both_engines_answer():
+    from amdmm_smt.parse import parse_text
+    from amdmm_smt.solve import run_reference
+    y = """name: q
+memory: {x: {space: global}}
+threads:
+  T0: {code: "store atomic i32 1, ptr addrspace(1) @x monotonic"}
+  T1: {workgroup: 1, code: "%r = load atomic i32, ptr addrspace(1) @x monotonic"}
+exists: "T1:%r == 1"
+"""
+    for cond, want in (("T1:%r == 1", "condition reachable"),
+                       ("T1:%r == 2", "condition unreachable")):
+        t = parse_text(y.replace("T1:%r == 1", cond), "q.yaml")
+        assert t.expect is None
+        for r in (run_test(t, get_model(None)), run_reference(t, get_model(None))):
+            assert r.status == "pass"
+            assert [(v.kind, v.expected, v.status, v.detail) for v in r.verdicts] == [
+                ("exists", "no claim", "pass", want)]
+            assert want in verdict_text(r)
