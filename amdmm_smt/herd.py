@@ -790,6 +790,13 @@ def parse_program(text: str, file: str) -> Program:
         raise LitmusError(f"header '{show(lines[hl].strip(), 60)}': expected `C NAME` or "
                           f"`OPENCL NAME` (an architecture '{show(word, 20)}' litmus test cannot "
                           "be imported)", file, hl + 1)
+    # diy-generated files carry info lines (`Cycle=...`, `Generator=...`) before the initial
+    # state; they describe how the test was made, not what it does
+    for k in range(hl + 1, len(lines)):
+        if "{" in lines[k]:
+            break
+        if re.match(r"\s*[A-Za-z][\w-]*\s*=", lines[k]):
+            lines[k] = ""
     rest = "\n".join(lines[hl + 1:])
     toks = lex(rest, file, hl + 2)
     # `1:r0` in the final condition: the thread number becomes P1
