@@ -292,20 +292,15 @@ def _judge(test: Test, model: Model, keys: list, states: list, complete: bool,
     verdicts: list[Verdict] = []
     any_defined = bool(states)
     undefined = complete and not states
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
-        reachable = exists_query()
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
+        reachable = exists_query()   # no expect: a question without a claim, never a failure
         if reachable is None:
-            verdicts.append(Verdict("exists", test.expect, "unknown", "solver gave up"))
+            verdicts.append(Verdict("exists", test.expect or "no claim", "unknown",
+                                    "solver gave up"))
         else:
-            ok = reachable == (test.expect == "allowed")
-            verdicts.append(Verdict("exists", test.expect, "pass" if ok else "fail",
+            ok = test.expect is None or reachable == (test.expect == "allowed")
+            verdicts.append(Verdict("exists", test.expect or "no claim", "pass" if ok else "fail",
                                     f"condition {'reachable' if reachable else 'unreachable'}"))
-    if test.exists is not None and test.expect is None:
-        # a question without a claim (docs/herd-import.md): answered, never a failure
-        reachable = exists_query()
-        verdicts.append(Verdict("exists", "no claim", "unknown" if reachable is None else "pass",
-                                "solver gave up" if reachable is None else
-                                f"condition {'reachable' if reachable else 'unreachable'}"))
     if test.expect == "undefined":
         if not complete:
             verdicts.append(Verdict("undefined", "undefined", "unknown", "solver gave up"))
