@@ -31,8 +31,9 @@ from __future__ import annotations
 import itertools
 from typing import Optional
 
-from .elaborate import Elab
-from .ir import SYSTEM, WORKGROUP, Reg, at_least_monotonic, is_acquire, is_release
+from ..elaborate import Elab
+from ..ir import SYSTEM, WORKGROUP, Reg, at_least_monotonic, is_acquire, is_release
+from ..outcomes import projection
 
 M32 = 0xFFFFFFFF
 LEVELS = range(SYSTEM + 1)         # singlethread .. system
@@ -836,7 +837,6 @@ class _Engine:
             raise ReferenceTooBig(f"more than {self.limit} candidate executions")
 
     def run(self, limit: int) -> set:
-        from .solve import projection
         self.keys = projection(self.elab.test)[0]
         self.limit = limit
         self.count = 0
