@@ -14,7 +14,9 @@ from .ir import Test
 from .model import Model, get_model
 from .herd import load_litmus
 from .parse import parse_file
-from .solve import Result, run_reference, run_test
+from .outcomes import Result
+from .reference import run_reference
+from .solve import run_test
 
 
 EXTS = (".yaml", ".yml", ".litmus")    # .litmus: herd / Dartagnan, imported on the fly (herd.py)

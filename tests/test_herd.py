@@ -258,7 +258,7 @@ exists (0:t=1 /\\ 0:cas=1)
 
 def test_exists_without_expect_is_a_question_both_engines_answer():
     from amdmm_smt.parse import parse_text
-    from amdmm_smt.solve import run_reference
+    from amdmm_smt.reference import run_reference
     y = """name: q
 memory: {x: {space: global}}
 threads:
@@ -321,7 +321,7 @@ def test_hand_derived_answers_cover_the_corpus():
 
 @pytest.mark.parametrize("path", CORPUS, ids=[os.path.basename(f) for f in CORPUS])
 def test_answers_match_the_hand_derivation_under_both_engines(path):
-    from amdmm_smt.solve import run_reference
+    from amdmm_smt.reference import run_reference
     t = load_litmus(path)
     want = "condition reachable" if REACHABLE[t.name] else "condition unreachable"
     a = run_test(t, get_model(None), timeout=120)
