@@ -942,7 +942,8 @@ class _Lower:
                 self.out.env[tgt.name] = self.value(s.value, tgt.name)
             elif isinstance(tgt, Deref):
                 p = self.pointer(tgt.arg, s.line)
-                v = self.operand(self.value(s.value, None), s.line, f"the value stored to *{p.name}")
+                v = self.operand(self.value(s.value, None), s.line,
+                                 f"the value stored to *{p.name}")
                 self.use(p, s.line)
                 self.emit(f"store{' volatile' if p.volatile else ''} i32 {v}, "
                           f"{self.ptr(p)}", s.line)
