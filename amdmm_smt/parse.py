@@ -519,6 +519,7 @@ class _CondParser:
         self.toks: list[tuple[str, str]] = []
         self.lines: list[int] = []      # the file line of each token
         self.depth = 0
+        self.i = 0
         pos = 0
         s = text
         while pos < len(s) and s[pos].isspace():
@@ -528,7 +529,7 @@ class _CondParser:
             tline = line + 1 + s.count("\n", 0, pos) if literal else line
             if not m or m.end() == pos:
                 self.line = tline
-                raise self.err(f"cannot read '{show(s[pos:pos + 12])}'")
+                raise self._stray(s, pos)
             kind = m.lastgroup
             val = m.group(kind)
             if kind == "op":
@@ -539,6 +540,18 @@ class _CondParser:
             while pos < len(s) and s[pos].isspace():
                 pos += 1
         self.i = 0
+
+    def _stray(self, s: str, pos: int) -> LitmusError:
+        """A character no token starts with: name it; for herd's connectives a hint."""
+        ch = s[pos]
+        text = " ".join(self.text.split())
+        msg = f"unexpected '{show(ch)}' in condition \"{show(text, 120)}\""
+        if ch in "/\\":
+            msg += (" (herd's /\\ and \\/ need single quotes or a block scalar: inside double "
+                    "quotes YAML reads the backslash as an escape; or write && and ||)")
+        elif ch in "&|":
+            msg += " (and is && or /\\, or is || or \\/)"
+        return LitmusError(msg, self.test.file, self.line)
 
     def err(self, msg: str) -> LitmusError:
         if self.toks and 0 < self.i <= len(self.lines):
