@@ -24,3 +24,31 @@ class Unsupported(LitmusError):
 
     def __init__(self, message: str, file: str | None = None, line: int | None = None):
         super().__init__("not supported yet: " + message, file, line)
+
+
+class Warn:
+    """Accepted input worth a remark: a short code (stable, for filtering), the message, and
+    where. Printed after the table as `FILE:LINE: warning[code]: message`; `--json` carries
+    them as records {code, file, line, message}."""
+
+    __slots__ = ("code", "message", "file", "line")
+
+    def __init__(self, code: str, message: str, file: str | None = None,
+                 line: int | None = None):
+        self.code, self.message, self.file, self.line = code, message, file, line
+
+    def __str__(self) -> str:
+        where = (self.file or "<input>") + (f":{self.line}" if self.line is not None else "")
+        return f"{where}: warning[{self.code}]: {self.message}"
+
+    def record(self) -> dict:
+        return {"code": self.code, "file": self.file, "line": self.line, "message": self.message}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Warn) and self.record() == other.record()
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message, self.file, self.line))
+
+    def __reduce__(self):
+        return (Warn, (self.code, self.message, self.file, self.line))

@@ -13,7 +13,7 @@ from .errors import LitmusError
 from .ir import Test
 from .model import Model, get_model
 from .parse import parse_file
-from .solve import Result, run_reference, run_test
+from .solve import Result, gave_up, run_reference, run_test
 
 
 def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:
@@ -72,10 +72,17 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
     """--model wins; else the test's own `model:`; else the default."""
     if forced:
         return get_model(forced)
+    name = t.model
+    if name and (os.path.sep in name or name.endswith((".yaml", ".yml"))) \
+            and not os.path.isabs(name):
+        name = os.path.join(os.path.dirname(t.file), name)   # relative to the test file
     try:
-        return get_model(t.model)
+        return get_model(name)
     except LitmusError as e:
-        raise LitmusError(e.message, t.file, t.model_line) from None
+        from .parse import show
+        msg = e.message if e.file in (None, name) and e.line is None else str(e)
+        raise LitmusError(f"model '{show(t.model or '')}': {msg}", t.file,
+                          t.model_line) from None
 
 
 def _one(args) -> tuple[Optional[Result], Optional[str]]:
@@ -86,7 +93,12 @@ def _one(args) -> tuple[Optional[Result], Optional[str]]:
         return run_test(t, model_for(t, model_name), timeout=timeout, memory_mb=memory_mb), None
     except LitmusError as e:
         return None, str(e)
+    except MemoryError:
+        return gave_up(t, model_for(t, model_name), "out of memory"), None
     except Exception as e:  # never a traceback: report and fail the run
+        if "out of memory" in str(e) or "max. memory" in str(e):   # z3.Z3Exception
+            limit = f" (--memory {memory_mb} MiB)" if memory_mb else ""
+            return gave_up(t, model_for(t, model_name), f"the solver ran out of memory{limit}"), None
         return None, f"{t.file}: internal error in test '{t.name}': {type(e).__name__}: {e}"
 
 

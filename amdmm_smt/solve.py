@@ -43,6 +43,9 @@ class Result:
     undefined: bool = False
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
+    why: str = ""              # when not complete: what stopped the enumeration, in words
+    warnings: list = field(default_factory=list)    # errors.Warn about the test, sorted
+    options: tuple = ()        # the model options that differ from the default: ((k, v), ...)
 
     @property
     def status(self) -> str:
@@ -201,6 +204,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         s.pop()
     states: list[State] = []
     complete = True
+    why = ""
     thin_air = _thin_air(test, x, s, left_ms)
     while not thin_air:
         s.set("timeout", left_ms())
@@ -209,6 +213,8 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
             break
         if r == z3.unknown or len(states) >= max_outcomes:
             complete = False
+            why = (f"stopped at {max_outcomes} outcomes" if r != z3.unknown else
+                   f"the solver gave up ({s.reason_unknown()}) within --timeout {timeout:g} s")
             break
         m = s.model()
         vals, block = [], []
@@ -233,6 +239,8 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         complete = False
     res = _judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
+    res.why = why
+    res.warnings = list(elab.warnings)
     return res
 
 
@@ -267,16 +275,25 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     elab = elaborate(test, model)
     keys, _ = projection(test)
     wanted = _wanted(test, keys)
+    from .reference import ReferenceUnbounded, ReferenceUnsupported
+    why, thin_air = "", False
     try:
         states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
-    except ReferenceTooBig:
-        states, complete = [], False
+    except ReferenceUnbounded as e:      # said as what it is, not as a solver giving up
+        states, complete, thin_air, why = [], False, True, f"reference engine: {e}"
+    except ReferenceUnsupported as e:
+        states, complete, why = [], False, f"the reference engine does not cover this test: {e}"
+    except ReferenceTooBig as e:
+        states, complete, why = [], False, f"the reference engine stopped: {e}"
 
     def exists_query() -> Optional[bool]:
         if not complete:
             return None
         return any(eval_cond(test.exists.cond, dict(st)) for st in states)
-    return _judge(test, model, keys, states, complete, exists_query, t0, wanted)
+    res = _judge(test, model, keys, states, complete, exists_query, t0, wanted)
+    res.why, res.thin_air = why, thin_air
+    res.warnings = list(elab.warnings)
+    return res
 
 
 def _wanted(test: Test, keys: list) -> Optional[list]:
@@ -295,14 +312,14 @@ def _judge(test: Test, model: Model, keys: list, states: list, complete: bool,
     if test.exists is not None and test.expect in ("allowed", "forbidden"):
         reachable = exists_query()
         if reachable is None:
-            verdicts.append(Verdict("exists", test.expect, "unknown", "solver gave up"))
+            verdicts.append(Verdict("exists", test.expect, "unknown", "undecided"))
         else:
             ok = reachable == (test.expect == "allowed")
             verdicts.append(Verdict("exists", test.expect, "pass" if ok else "fail",
                                     f"condition {'reachable' if reachable else 'unreachable'}"))
     if test.expect == "undefined":
         if not complete:
-            verdicts.append(Verdict("undefined", "undefined", "unknown", "solver gave up"))
+            verdicts.append(Verdict("undefined", "undefined", "unknown", "undecided"))
         else:
             verdicts.append(Verdict("undefined", "undefined", "pass" if not any_defined else
                                     "fail", "no defined execution" if not any_defined else
@@ -318,8 +335,23 @@ def _judge(test: Test, model: Model, keys: list, states: list, complete: bool,
                                 f"{len(got)} allowed, {len(want)} expected",
                                 missing=missing, unexpected=unexpected))
     return Result(test, model.name, keys, states, complete, verdicts,
-                  time.perf_counter() - t0, undefined=undefined and test.expect == "undefined")
+                  time.perf_counter() - t0, undefined=undefined and test.expect == "undefined",
+                  options=model.changed_options())
 
 
 def state_sort_key(state: State):
     return tuple((0, v) if v is not None else (1, 0) for _, v in state)
+
+
+def gave_up(test: Test, model: Model, why: str, seconds: float = 0.0) -> Result:
+    """An `unknown` result: every expectation undecided, with the reason in words (for example
+    the solver running out of --memory, which Z3 raises as an exception)."""
+    verdicts = []
+    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+        verdicts.append(Verdict("exists", test.expect, "unknown", why))
+    if test.expect == "undefined":
+        verdicts.append(Verdict("undefined", "undefined", "unknown", why))
+    if test.outcomes is not None:
+        verdicts.append(Verdict("outcomes", "exact", "unknown", why))
+    return Result(test, model.name, [], [], False, verdicts, seconds, why=why,
+                  options=model.changed_options())
