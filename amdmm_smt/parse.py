@@ -231,8 +231,11 @@ def _scope(text: Optional[str], ctx: _Ctx, line: int) -> tuple[str, bool]:
         return "", True
     if s.endswith("-one-as"):
         s, one_as = s[: -len("-one-as")], True
+        if not s:   # the contract spells system-one-as `one-as`; "-one-as" is no scope name
+            raise ctx.err('unknown syncscope "-one-as" (system scope, one address space, is '
+                          'spelled "one-as")', line)
     if s not in SCOPE_LEVEL:
-        raise ctx.err(f'unknown syncscope "{text}" (expected one of: "", agent, cluster, '
+        raise ctx.err(f'unknown syncscope "{show(text)}" (expected one of: "", agent, cluster, '
                       "workgroup, wavefront, singlethread, optionally with -one-as)", line)
     return s, one_as
 

@@ -16,28 +16,99 @@ from .parse import parse_file
 from .solve import Result, gave_up, run_reference, run_test
 
 
+LITMUS_SUFFIXES = (".yaml", ".yml")
+
+
+def _is_litmus_name(name: str) -> bool:
+    return name.lower().endswith(LITMUS_SUFFIXES)      # *.YAML too
+
+
+def _file_problem(path: str) -> Optional[str]:
+    """Why `path` cannot be read as a litmus file (None when it can). Only regular files are
+    opened: a FIFO or a device would block or never end."""
+    import errno
+    import stat
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return f"{path}: symbolic link loop"
+        if os.path.islink(path):
+            return f"{path}: broken symbolic link (its target does not exist)"
+        return f"{path}: {e.strerror.lower() if e.strerror else 'cannot read'}"
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(
+            st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(
+            st.st_mode) else "not a regular file")
+        return f"{path}: {kind}, not a litmus file (only regular files are read)"
+    if not os.access(path, os.R_OK):
+        return f"{path}: cannot read: permission denied"
+    return None
+
+
 def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:
-    """Files named, and `*.yaml` / `*.yml` under directories (recursively), sorted."""
+    """Files named, and `*.yaml` / `*.yml` (any case) under directories (recursively, through
+    symbolic links to directories), sorted. Nothing is skipped silently: an unreadable
+    directory, a special file, a broken or looping link, and a directory reached twice through
+    links (a loop) are reported as errors."""
     files, errors = [], []
     for p in paths:
-        if os.path.isdir(p):
-            found = []
-            for root, dirs, names in os.walk(p):
-                dirs.sort()
-                found += [os.path.join(root, n) for n in names if n.endswith((".yaml", ".yml"))]
-            if not found:
-                errors.append((p, f"{p}: no *.yaml or *.yml litmus files in this directory"))
-            files += sorted(found)
-        elif os.path.isfile(p):
-            files.append(p)
-        else:
+        problem = _file_problem(p)
+        if problem and not os.path.lexists(p):
             errors.append((p, f"{p}: no such file or directory"))
+        elif problem:
+            errors.append((p, problem))
+        elif os.path.isdir(p):
+            found = _walk(p, errors)
+            if not found and not any(f == p or f.startswith(p) for f, _ in errors):
+                errors.append((p, f"{p}: no *.yaml or *.yml litmus files in this directory"))
+            files += found
+        else:
+            files.append(p)
     seen, out = set(), []
     for f in files:
         if f not in seen:
             seen.add(f)
             out.append(f)
     return out, errors
+
+
+def _walk(top: str, errors: list) -> list[str]:
+    found: list[str] = []
+    visited = {os.path.realpath(top)}
+
+    def onerror(e: OSError) -> None:
+        errors.append((e.filename or top, f"{e.filename or top}: cannot read directory: "
+                                          f"{(e.strerror or 'error').lower()}"))
+
+    for root, dirs, names in os.walk(top, onerror=onerror, followlinks=True):
+        keep = []
+        for d in sorted(dirs):
+            full = os.path.join(root, d)
+            real = os.path.realpath(full)
+            if os.path.islink(full) and not os.path.exists(full):
+                errors.append((full, f"{full}: broken symbolic link"))
+            elif real in visited:
+                errors.append((full, f"{full}: symbolic link to a directory already searched "
+                                     f"({real}); not followed again"))
+            else:
+                visited.add(real)
+                keep.append(d)
+        dirs[:] = keep
+        for n in sorted(names):
+            full = os.path.join(root, n)
+            if not _is_litmus_name(n):
+                continue
+            problem = _file_problem(full)
+            if problem:
+                errors.append((full, problem))
+            elif os.path.isdir(full):    # a directory named *.yaml: searched like any other
+                continue
+            else:
+                found.append(full)
+    return sorted(found)
 
 
 @dataclass

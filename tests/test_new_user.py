@@ -247,3 +247,97 @@ def test_quiet_and_max_outcomes(tmp_path):
     assert out.count("T1:%r0 == ") == 2
     code, out, _ = run("verify", "--json", "--no-timing", "--max-outcomes", "2", f)
     assert len(json.loads(out)["outcomes"]) == 4
+
+
+# ---- item 10: echoed text is bounded -------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["loc", "key", "thread", "cond"])
+def test_huge_names_give_short_lines(tmp_path, where):
+    big = "n" * 1_000_000
+    text = MP.format(name="t", tag="")
+    if where == "loc":
+        text = text.replace("ptr addrspace(1) @x", f"ptr addrspace(1) @{big}", 1)
+    elif where == "key":
+        text += f"{big}: 1\n"
+    elif where == "thread":
+        text = text.replace("  T1:", f"  T1{big}:")
+    else:
+        text += f'exists: "T1:%r0 == 1 && {big} == 0"\nexpect: allowed\n'
+    f = tmp_path / "t.yaml"
+    f.write_text(text)
+    code, out, err = run("verify", str(f))
+    assert code == 2
+    msg = one_line(err)
+    assert len(msg) < len(str(f)) + 600, len(msg)
+
+
+# ---- item 11: paths: follow or report, never hang, never skip silently ---------------------
+
+def _mp_file(path, name):
+    path.write_text(MP.format(name=name, tag=""))
+
+
+def test_paths_special_files_links_and_case(tmp_path):
+    d = tmp_path / "d"
+    (d / "sub").mkdir(parents=True)
+    (tmp_path / "real").mkdir()
+    _mp_file(d / "a.yaml", "a")
+    _mp_file(d / "B.YAML", "upper")                      # any case of the suffix
+    _mp_file(tmp_path / "real" / "c.yaml", "linked")
+    os.mkfifo(d / "fifo.yaml")                          # would block an open() forever
+    os.symlink(tmp_path / "real", d / "link")           # a symlinked subdirectory is followed
+    os.symlink(d, d / "sub" / "up")                     # a loop: reported, not followed
+    os.symlink(tmp_path / "nowhere.yaml", d / "dangling.yaml")
+    os.symlink(tmp_path / "self.yaml", tmp_path / "self.yaml")
+    p = cli("verify", "--json", "--no-timing", str(d), str(tmp_path / "self.yaml"),
+            str(d / "fifo.yaml"), timeout=60)
+    assert p.returncode == 2
+    names = sorted(json.loads(ln)["name"] for ln in p.stdout.splitlines()
+                   if json.loads(ln)["name"])
+    assert names == ["a", "linked", "upper"]
+    err = p.stderr
+    assert f"{d}/fifo.yaml: a FIFO" in err
+    assert f"{tmp_path}/self.yaml: symbolic link loop" in err
+    assert f"{d}/dangling.yaml: broken symbolic link" in err
+    assert f"{d}/sub/up: symbolic link to a directory already searched" in err
+    assert "Traceback" not in err
+
+
+def test_unreadable_directory_is_reported(tmp_path, monkeypatch):
+    from amdmm_smt.runner import collect
+    d = tmp_path / "d"
+    (d / "locked").mkdir(parents=True)
+    _mp_file(d / "a.yaml", "a")
+    real = os.scandir
+
+    def scandir(path="."):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+    monkeypatch.setattr(os, "scandir", scandir)
+    files, errors = collect([str(d)])
+    assert files == [str(d / "a.yaml")]
+    assert errors == [(str(d / "locked"), f"{d / 'locked'}: cannot read directory: "
+                                          "permission denied")]
+
+
+def test_dash_one_as_is_rejected(write):
+    p = write(MP.format(name="t", tag="").replace('syncscope("agent") release',
+                                                  'syncscope("-one-as") release'))
+    code, out, err = run("verify", p)
+    assert code == 2 and 'spelled "one-as"' in one_line(err)
+
+
+# ---- item 16: the pre-commit hook matches litmus files only --------------------------------
+
+def test_precommit_hook_default_files_are_litmus_only():
+    import re
+    import yaml
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml")) as f:
+        hook = yaml.safe_load(f)[0]
+    pat = re.compile(hook["files"])                     # pre-commit uses re.search
+    for ok in ("litmus/classic/MP.yaml", "litmus/a.yml", "sub/litmus/x/T.YAML"):
+        assert pat.search(ok), ok
+    for no in (".pre-commit-config.yaml", ".github/workflows/ci.yml", "models/seed.yaml",
+               "docs/x.yaml", "tests/hostile/bad.yaml", "litmus/README.md"):
+        assert not pat.search(no), no
