@@ -162,15 +162,32 @@ def _load_model_file(path: str) -> Model:
                           data.count(b"\n", 0, e.start) + 1) from None
     except OSError as e:
         raise LitmusError(f"cannot read model: {e.strerror}", path) from None
+    from .parse import _prescan
     try:
+        _prescan(text, path)        # no anchors / aliases / merge keys, bounded nesting
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         raw = yaml.safe_load(text)
+    except LitmusError as e:
+        raise LitmusError(f"model file: {e.message}", path, e.line) from None
+    except yaml.reader.ReaderError as e:
+        line = text.count("\n", 0, max(0, e.position)) + 1
+        raise LitmusError("bad YAML in model file: unacceptable character" + (
+            f" #x{e.character:04x}" if isinstance(e.character, int) else ""), path,
+            line) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise LitmusError(f"bad YAML in model file: {show(e.problem or e.context or '')}", path,
-                          mark.line + 1 if mark else None) from None
-    except (yaml.YAMLError, RecursionError) as e:
-        raise LitmusError(f"bad YAML in model file: {show(str(e))}", path) from None
+                          mark.line + 1 if mark else 1) from None
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as e:
+        raise LitmusError(f"bad YAML in model file: {show(str(e))}", path, 1) from None
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for k, _ in node.value:
+            key = k.value if isinstance(k, yaml.ScalarNode) else None
+            if key in seen:
+                raise LitmusError(f"duplicate key '{show(str(key))}' in model file", path,
+                                  _line(k))
+            seen.add(key)
     lines, opt_lines = {}, {}
     if isinstance(node, yaml.MappingNode):
         lines = {k.value: _line(k) for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
