@@ -1,4 +1,4 @@
-"""Stage 1: parse a litmus file (shared/litmus-format.md) into `ir.Test`.
+"""Stage 1: parse a litmus file (docs/litmus-format.md) into `ir.Test`.
 
 Every problem raises `LitmusError` naming the file and line. Nothing is silently skipped:
 unknown keys, unknown instructions and undeclared names are errors.

@@ -341,3 +341,30 @@ def test_precommit_hook_default_files_are_litmus_only():
     for no in (".pre-commit-config.yaml", ".github/workflows/ci.yml", "models/seed.yaml",
                "docs/x.yaml", "tests/hostile/bad.yaml", "litmus/README.md"):
         assert not pat.search(no), no
+
+
+# ---- item 2: the format reference is in the project ----------------------------------------
+
+def test_format_reference_covers_the_parser_and_no_shared_paths():
+    import glob
+    import re
+    from amdmm_smt import ir, parse
+    doc = open(os.path.join(ROOT, "docs", "litmus-format.md"), encoding="utf-8").read()
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    assert "](docs/litmus-format.md)" in readme
+    for key in parse.TOP_KEYS | parse.THREAD_KEYS | parse.LOC_KEYS:
+        assert f"`{key}`" in doc, key
+    for word in list(ir.RMW_OPS) + list(ir.ORDERS) + ["-one-as", "one-as", "undef", "/\\",
+                                                      "\\/", "~", "init: undef", "model"]:
+        assert word in doc, word
+    for name in parse.AV_STORE | parse.AV_LOAD | parse.BARRIER | parse.ASYNC:
+        stem = name.replace("llvm.amdgcn.", "")
+        assert stem in doc or name.rsplit(".", 1)[0].replace("llvm.amdgcn.", "") in doc, name
+    for status in ("| `0` |", "| `1` |", "| `2` |"):
+        assert status in doc
+    files = (["README.md", ".pre-commit-hooks.yaml"] + glob.glob(os.path.join(ROOT, "docs", "*.md"))
+             + glob.glob(os.path.join(ROOT, "models", "*.yaml"))
+             + glob.glob(os.path.join(ROOT, "amdmm_smt", "**", "*.py"), recursive=True))
+    for f in files:
+        text = open(os.path.join(ROOT, f), encoding="utf-8").read()
+        assert not re.search(r"\bshared/(seeds|reference|litmus-format)", text), f
