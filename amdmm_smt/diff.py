@@ -117,6 +117,8 @@ LEGEND = [
     "its own).",
     "verdict: the test's own expectations (`exists` / `expect`, `outcomes`) judged under each "
     "version: pass, fail, unknown (undecided within the limits) or error (could not be run).",
+    "rows marked allowed in both columns are outcomes the two versions share, shown for "
+    "context.",
     "own model: the test names a `model:` of its own; here it is run under both versions "
     "anyway, so a verdict change may only mean its expectations were written for the other "
     "version.",
@@ -223,6 +225,12 @@ _CSS = ("body{font-family:sans-serif;margin:2em;max-width:70em;line-height:1.4}"
         ".note{color:#555}ul.unchanged{columns:2}")
 
 
+def _code(escaped: str) -> str:
+    """Markdown `code` spans of an already escaped text as <code>."""
+    import re
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+
+
 def to_html(diffs: list[TestDiff], a: Model, b: Model) -> str:
     s = summary(diffs)
     e = html.escape
@@ -243,7 +251,7 @@ def to_html(diffs: list[TestDiff], a: Model, b: Model) -> str:
     p.append(f"<ul><li><code>{an}</code>: {e(a.description or '(no description)')}</li>"
              f"<li><code>{bn}</code>: {e(b.description or '(no description)')}</li></ul>")
     p.append("<h2>Legend</h2><ul>" + "".join(
-        f"<li>{e(x)}</li>" for x in LEGEND) +
+        f"<li>{_code(e(x))}</li>" for x in LEGEND) +
         "<li><span class='allowed'>&nbsp;allowed&nbsp;</span> / "
         "<span class='forbidden'>&nbsp;forbidden&nbsp;</span>: cell colours.</li></ul>")
     errs = [d for d in diffs if d.error]
