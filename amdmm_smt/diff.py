@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from .model import Model, Options
-from .solve import Result, format_state, state_sort_key
+from .outcomes import Result, format_state, state_sort_key
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
+from .outcomes import format_state
 from .report import verdict_text
-from .solve import format_state
 
 
 def classname(file: str, suite: str) -> str:

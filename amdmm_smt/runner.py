@@ -13,7 +13,9 @@ from .errors import LitmusError
 from .ir import Test
 from .model import Model, get_model
 from .parse import parse_file
-from .solve import Result, gave_up, run_reference, run_test
+from .outcomes import Result, gave_up
+from .reference import run_reference
+from .solve import run_test
 
 
 LITMUS_SUFFIXES = (".yaml", ".yml")
