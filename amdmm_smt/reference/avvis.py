@@ -20,7 +20,7 @@ class AvVis:
             return None
         s = None
         if e.atomic or e.kind in ("av_load", "av_store"):
-            s = self.cap(e.scope, e.loc)            # scope_in(e, AS)
+            s = self.cap(e.scope, e.loc, e.id)      # scope_in(e, AS)
         lds = self.loc_space.get(e.loc) == "local"
         if self.opts.volatile_av and e.volatile and not e.atomic \
                 and e.kind in ("load", "store"):
@@ -29,12 +29,17 @@ class AvVis:
             s = WORKGROUP if s is None else max(s, WORKGROUP)
         return s
 
-    def cap(self, level: int, loc: str) -> int:
-        """scope_in(·, AS) for the address space of `loc` (section 6): in LDS a scope above
-        workgroup counts as workgroup."""
-        if self.loc_space.get(loc) == "local" and level > WORKGROUP:
-            return WORKGROUP
-        return level
+    def cap(self, level: int, loc: str, x: int) -> int:
+        """scope_in(x, AS) for event x (scope `level`) and the address space of `loc` (section 6,
+        R-lds-scope): a scope above workgroup counts as workgroup when x itself accesses an LDS
+        location (`lds_scope: instruction`), or, with `lds_scope: data`, when `loc` is LDS."""
+        if level <= WORKGROUP or self.ev[x].is_init:
+            return level
+        if self.opts.lds_scope == "instruction":
+            narrowed = self.loc_space.get(self.ev[x].loc) == "local"
+        else:
+            narrowed = self.loc_space.get(loc) == "local"
+        return WORKGROUP if narrowed else level
 
     def location_order(self, hap, MA, MV, hb_of):
         """lo as masks (`lo[a] >> b & 1`): for every write that happens, from its availability
@@ -92,11 +97,11 @@ class AvVis:
         loc = ev[w].loc
         A = set()
         if self.avs[w] is not None:
-            A.add((w, self.cap(self.avs[w], loc)))
+            A.add((w, self.cap(self.avs[w], loc, w)))
         for x in _bits(self.po[w] & hb[w]):                # po_hb(W, X)
             if MA[x]:
-                A.add((x, self.cap(ev[x].scope, loc)))
-        mas = [(x, self.cap(ev[x].scope, loc)) for x in self.thread_ids if MA[x]]
+                A.add((x, self.cap(ev[x].scope, loc, x)))
+        mas = [(x, self.cap(ev[x].scope, loc, x)) for x in self.thread_ids if MA[x]]
         mas = [(x, sx) for (x, sx) in mas if C(x, sx, w)]
         changed = True
         while changed:
@@ -123,7 +128,7 @@ class AvVis:
             if MV[y]:
                 roles.append(ev[y].scope)                  # MakeVisible
             if roles:
-                out.append((y, self.cap(max(roles), loc)))
+                out.append((y, self.cap(max(roles), loc, y)))
         npred = {y: sum(1 for x in self.thread_ids if hb[x] >> y & 1) for (y, _) in out}
         out.sort(key=lambda p: npred[p[0]])
         return out
