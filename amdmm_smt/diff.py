@@ -199,7 +199,7 @@ def to_markdown(diffs: list[TestDiff], a: Model, b: Model) -> str:
                   + own, ""]
         if d.description:
             lines += ["> " + " ".join(d.description.split()), ""]
-        lines += ["```llvm", d.code, "```", "",
+        lines += ["```text", d.code, "```", "",
                   f"| outcome | {a.name} | {b.name} |", "| --- | --- | --- |"]
         for st in d.only_a:
             lines.append(f"| `{_md_cell(format_state(st))}` | allowed | forbidden |")

@@ -368,3 +368,20 @@ def test_format_reference_covers_the_parser_and_no_shared_paths():
     for f in files:
         text = open(os.path.join(ROOT, f), encoding="utf-8").read()
         assert not re.search(r"\bshared/(seeds|reference|litmus-format)", text), f
+
+
+# ---- item 15: the shipped diff report is current -------------------------------------------
+
+def test_shipped_diff_report_covers_the_whole_corpus():
+    import glob
+    import re
+    doc = open(os.path.join(ROOT, "docs", "diff-seed-vs-upstream-2026.md"),
+               encoding="utf-8").read()
+    n = len(glob.glob(os.path.join(ROOT, "litmus", "**", "*.yaml"), recursive=True))
+    m = re.search(r"^(\d+) tests compared", doc, re.M)
+    assert m and int(m.group(1)) == n, (
+        "docs/diff-seed-vs-upstream-2026.md is stale; regenerate it with `amdmm-smt diff --from "
+        "seed --to upstream-2026 litmus/ --format markdown -o docs/diff-seed-vs-upstream-2026.md`")
+    for part in ("## Why: the model options that differ", "## Legend", "## Changed tests",
+                 "## Unchanged tests"):
+        assert part in doc
