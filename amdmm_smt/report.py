@@ -138,7 +138,7 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
 def _table(results, console, timing, max_outcomes, several) -> None:
     longest = max(len(r.test.name) for r in results)
     table = Table(show_lines=True)
-    table.add_column("test", overflow="fold", min_width=min(longest, 44))
+    table.add_column("test", overflow="fold", min_width=min(longest, 52))
     table.add_column("result")
     table.add_column("allowed outcomes")
     table.add_column("expectations")
