@@ -24,8 +24,7 @@ def result_record(r: Result, timing: bool = True) -> dict:
         **({"thin_air": True} if getattr(r, "thin_air", False) else {}),
         **({"why": r.why} if getattr(r, "why", "") else {}),
         "model_options": {k: v for k, v in getattr(r, "options", ())},
-        **({"warnings": [w.record() for w in r.warnings]} if getattr(r, "warnings", None)
-           else {}),
+        **({"warnings": [w.record() for w in warnings_of(r)]} if warnings_of(r) else {}),
         "outcomes": [{k: ("undef" if v is None else v) for k, v in s} for s in r.states],
         "verdicts": [
             {"kind": v.kind, "expected": v.expected, "status": v.status, "detail": v.detail,
@@ -105,8 +104,14 @@ def model_lines(results: list[Result]) -> list[str]:
     return out
 
 
+def warnings_of(r: Result) -> list:
+    """The result's warnings (elaboration) and the test's own, if a stage attached any."""
+    ws = set(getattr(r, "warnings", None) or []) | set(getattr(r.test, "warnings", None) or [])
+    return sorted(ws, key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
+
+
 def all_warnings(results: list[Result]) -> list:
-    ws = {w for r in results for w in getattr(r, "warnings", [])}
+    ws = {w for r in results for w in warnings_of(r)}
     return sorted(ws, key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
 
 
