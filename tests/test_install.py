@@ -36,9 +36,14 @@ def venv(tmp_path_factory):
     py = str(d / "bin" / "python")
     src = tmp_path_factory.mktemp("src")
     # install from a copy of the tree's tracked files: no build/ or egg-info left in the worktree
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                           check=True).stdout.decode().split("\0")
     import shutil
+    try:
+        files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                                "--exclude-standard"], cwd=ROOT, capture_output=True,
+                               check=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):    # not a git checkout: the whole tree
+        files = [os.path.relpath(os.path.join(r, n), ROOT) for r, ds, ns in os.walk(ROOT)
+                 for n in ns if not {".git", "build", "__pycache__"} & set(r.split(os.sep))]
     for f in filter(None, files):
         if os.path.isfile(os.path.join(ROOT, f)):
             os.makedirs(os.path.dirname(os.path.join(src, f)) or str(src), exist_ok=True)
