@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from amdmm_smt.elaborate import elaborate
 from amdmm_smt.model import get_model, list_models
 from amdmm_smt.parse import parse_text
-from amdmm_smt.reference import ReferenceTooBig, reference_outcomes
+from amdmm_smt.reference import ReferenceTooBig, ReferenceUnsupported, reference_outcomes
 from amdmm_smt.solve import run_test
 
 from .gen import litmus, render
@@ -48,11 +48,37 @@ def test_engines_agree_on_the_corpus():
     from amdmm_smt.parse import parse_file
     from amdmm_smt.solve import run_reference
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
+    unsupported = []
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
         m = get_model(t.model)
+        if reference_refuses(t, m):
+            unsupported.append(os.path.relpath(f, root))
+            continue
         a, b = run_test(t, m), run_reference(t, m)
         if a.thin_air:        # unbounded outcomes: neither engine can list them
             assert not b.complete, f
             continue
         assert b.complete and a.states == b.states, f
+    _report_refused("corpus tests", unsupported)
+
+
+def reference_refuses(t, m) -> bool:
+    """The reference engine has no async family yet (issue 10: another engineer writes it from
+    docs/semantics.md §11). Only while it raises ReferenceUnsupported is a test skipped, and
+    every skip is counted and printed, never silent."""
+    try:
+        reference_outcomes(elaborate(t, m), limit=1)
+    except ReferenceUnsupported:
+        return True
+    except ReferenceTooBig:
+        return False
+    return False
+
+
+def _report_refused(what: str, names: list) -> None:
+    if names:
+        import warnings
+        warnings.warn(f"reference engine refuses {len(names)} {what}; Z3 engine only")
+        print(f"\nreference engine refuses {len(names)} {what} (ReferenceUnsupported), "
+              f"compared by the Z3 engine only: {', '.join(names)}")
