@@ -53,6 +53,10 @@ class Options:
     # instruction, one asyncmark sequence, masks ignored) or "upstream-stages" (UP 2.4: async
     # operations outside program order, one asyncmark sequence per stage).
     async_model: str = "seed-004"
+    # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
+    # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
+    # accesses LDS, for every question) or "data" (any operation, for questions about LDS).
+    lds_scope: str = "instruction"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
@@ -60,7 +64,8 @@ class Options:
 CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref"),
            "final_co": ("lo", "hb"), "cas_undef": ("either", "fail"),
            "barrier_model": ("seed-002", "pr170447"),
-           "async_model": ("seed-004", "upstream-stages")}
+           "async_model": ("seed-004", "upstream-stages"),
+           "lds_scope": ("instruction", "data")}
 
 
 @dataclass(frozen=True)
