@@ -357,7 +357,9 @@ def test_format_reference_covers_the_parser_and_no_shared_paths():
     for word in list(ir.RMW_OPS) + list(ir.ORDERS) + ["-one-as", "one-as", "undef", "/\\",
                                                       "\\/", "~", "init: undef", "model"]:
         assert word in doc, word
-    for name in parse.AV_STORE | parse.AV_LOAD | parse.BARRIER | parse.ASYNC:
+    from amdmm_smt import asyncops
+    for name in (parse.AV_STORE | parse.AV_LOAD | parse.BARRIER | {asyncops.MARK, asyncops.WAIT}
+                 | {"llvm.amdgcn." + base for base in asyncops.DMA}):
         stem = name.replace("llvm.amdgcn.", "")
         assert stem in doc or name.rsplit(".", 1)[0].replace("llvm.amdgcn.", "") in doc, name
     for status in ("| `0` |", "| `1` |", "| `2` |"):
@@ -377,7 +379,8 @@ def test_shipped_diff_report_covers_the_whole_corpus():
     import re
     doc = open(os.path.join(ROOT, "docs", "diff-seed-vs-upstream-2026.md"),
                encoding="utf-8").read()
-    n = len(glob.glob(os.path.join(ROOT, "litmus", "**", "*.yaml"), recursive=True))
+    n = sum(len(glob.glob(os.path.join(ROOT, "litmus", "**", "*" + ext), recursive=True))
+            for ext in (".yaml", ".litmus"))
     m = re.search(r"^(\d+) tests compared", doc, re.M)
     assert m and int(m.group(1)) == n, (
         "docs/diff-seed-vs-upstream-2026.md is stale; regenerate it with `amdmm-smt diff --from "
