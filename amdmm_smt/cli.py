@@ -129,8 +129,11 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 @click.option("--max-outcomes", default=MAX_OUTCOMES, show_default=True,
               type=click.IntRange(min=0),
               help="Outcomes printed per test in the table (0: all). --json lists all.")
+@click.option("--unroll", default=None, type=click.IntRange(min=1, max=64),
+              help="Loop bound for tests with control flow that give no `unroll:` (each block "
+                   "runs at most this many times per execution; default 2).")
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
-           quiet, max_outcomes):
+           quiet, max_outcomes, unroll):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
@@ -140,6 +143,10 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
         _fail2(str(e))
     _writable("--junit", junit_path)
     batch = load(paths)
+    if unroll is not None:          # docs/semantics.md 14.2: a test's own unroll: wins
+        for t in batch.tests:
+            if t.unroll is None:
+                t.unroll = unroll
     bar, tick = progress_printer(len(batch.tests), quiet=as_json or quiet)
     if bar:
         bar.start()

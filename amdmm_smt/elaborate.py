@@ -77,6 +77,9 @@ class Elab:
     warnings: list = field(default_factory=list)   # errors.Warn: accepted, but worth saying
     # docs §11.5: the happens-before edges of async operations (E-init, E-done), all static
     async_hb: list = field(default_factory=list)
+    # docs §14.4: one path per thread: register computations and the branches taken
+    comp: dict = field(default_factory=dict)      # (thread, reg) -> icmp/binop/select/copy
+    assumes: list = field(default_factory=list)   # (thread index, assume Instr)
 
     # ---- static relations ----
     def po(self, a: Event, b: Event) -> bool:
@@ -211,8 +214,16 @@ def elaborate(test: Test, model: Model) -> Elab:
                                 order="monotonic", scope=SYSTEM, writes=True,
                                 label=f"init @{n}"))
     regs: dict[tuple[str, str], int] = {}
+    comp: dict[tuple[str, str], Instr] = {}
+    assumes: list = []
     for ti, t in enumerate(test.threads):
         for pos, ins in enumerate(t.code):
+            if ins.kind in ("icmp", "binop", "select", "copy"):
+                comp[(t.name, ins.reg)] = ins     # docs 14.4: a computation, no event
+                continue
+            if ins.kind == "assume":
+                assumes.append((ti, ins))         # docs 14.4: the branch taken on this path
+                continue
             if ins.kind == "barrier":
                 raise Unsupported(f"'{ins.intrinsic}': the execution-barrier and asynchronous "
                                   "operation models are not encoded yet", test.file, ins.line)
@@ -233,6 +244,7 @@ def elaborate(test: Test, model: Model) -> Elab:
                 events.extend(async_events(e, len(events)))
     el = Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs,
               warnings=warnings)
+    el.comp, el.assumes = comp, assumes
     el.async_hb = async_hb_edges(el)
     return el
 

@@ -75,6 +75,9 @@ class Instr:
     intrinsic: Optional[str] = None    # for barrier / async calls: the intrinsic name
     args: tuple = ()                   # for barrier / async calls: parsed arguments
     guard: Optional[object] = None     # reserved for control flow
+    # control flow (docs/semantics.md section 14): icmp / binop / select / phi / br / assume
+    ops: tuple = ()                    # operands (int or Reg); phi: one per incoming label
+    targets: tuple = ()                # br: successor labels; phi: incoming labels; label: name
 
     @property
     def reads(self) -> bool:
@@ -85,7 +88,8 @@ class Instr:
         return self.kind in ("store", "rmw", "cmpxchg", "av_store")
 
     def uses(self) -> list[str]:
-        return [o.name for o in (self.value, self.expected) if isinstance(o, Reg)]
+        return [o.name for o in (self.value, self.expected) + tuple(self.ops)
+                if isinstance(o, Reg)]
 
 
 @dataclass
@@ -98,6 +102,9 @@ class Thread:
     code: list[Instr]
     line: int
     place_lines: dict = field(default_factory=dict)   # placement key -> its line
+    # the i32 registers an outcome shows: defined on every complete path (docs section 14);
+    # None: every register the code defines (straight-line code)
+    out_regs: Optional[list] = None
 
 
 # ---- conditions -------------------------------------------------------------------------
@@ -165,3 +172,6 @@ class Test:
     outcomes: Optional[list[Condition]] = None
     target_line: Optional[int] = None
     model_line: Optional[int] = None
+    unroll: Optional[int] = None       # docs section 14: loop bound (None: the --unroll default)
+    bound: str = "fail"                # fail | assume: executions past the bound
+    unroll_line: Optional[int] = None

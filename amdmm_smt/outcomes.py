@@ -120,10 +120,11 @@ def format_state(state: State) -> str:
 def projection(test: Test) -> tuple[list[str], list]:
     keys, terms = [], []
     for t in test.threads:
-        for ins in t.code:
-            if ins.reg:
-                keys.append(f"{t.name}:%{ins.reg}")
-                terms.append(RegTerm(t.name, ins.reg))
+        # docs section 14.3: with control flow, the i32 registers defined on every path
+        regs = t.out_regs if t.out_regs is not None else [i.reg for i in t.code if i.reg]
+        for reg in regs:
+            keys.append(f"{t.name}:%{reg}")
+            terms.append(RegTerm(t.name, reg))
     locs: set[str] = set()
     if test.exists:
         locs |= cond_locations(test.exists.cond)

@@ -15,13 +15,14 @@ from .errors import LitmusError
 from . import asyncops
 from .asyncops import is_async_intrinsic
 from .targets import get_target
+from .cflow import CF_KINDS, analyse
 from .ir import (
     ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, BoolOp, Cmp, Condition, Const, Instr, Location,
     LocTerm, Not, Reg, RegTerm, Test, Thread,
 )
 
 TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
-            "exists", "expect", "outcomes"}
+            "exists", "expect", "outcomes", "unroll", "bound"}
 THREAD_KEYS = {"agent", "cluster", "workgroup", "wavefront", "code"}
 LOC_KEYS = {"space", "init"}
 MAX_THREADS = 64
@@ -413,7 +414,86 @@ def parse_instr(raw: str, ctx: _Ctx, line: int) -> Instr:
                      scope=scope, one_as=one_as, mmra=mmra)
     if (m := RE_CALL.fullmatch(text)):
         return _call(m, src, mmra, ctx, line)
+    cf = _control(text, src, ctx, line)
+    if cf is not None:
+        if mmra:
+            raise ctx.err(f"'{cf.kind}' takes no !mmra attachment", line)
+        return cf
     raise ctx.err(_diagnose(text), line)
+
+
+# ---- control flow (docs/semantics.md section 14) -------------------------------------------
+
+_LBL = r"[A-Za-z_.$][\w.$]*|\d+"
+_OPD = r"-?(?:0[xX][0-9a-fA-F]+|\d+)|%[\w.$]+"
+ICMP_PREDS = ("eq", "ne", "slt", "sgt", "sle", "sge", "ult", "ugt", "ule", "uge")
+BINOPS = ("add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr")
+RE_LABEL = re.compile(rf"(?P<name>{_LBL}):")
+RE_BR = re.compile(rf"br\s+label\s+%(?P<t>{_LBL})")
+RE_CBR = re.compile(rf"br\s+i1\s+(?P<c>%[\w.$]+|true|false)\s*,\s*label\s+%(?P<a>{_LBL})\s*,"
+                    rf"\s*label\s+%(?P<b>{_LBL})")
+RE_ICMP = re.compile(_REGDEF + rf"icmp\s+(?P<op>\w+)\s+i32\s+(?P<a>{_OPD})\s*,\s*(?P<b>{_OPD})")
+RE_BINOP = re.compile(_REGDEF + rf"(?P<op>\w+)(?P<flags>(?:\s+(?:nsw|nuw|exact))*)\s+i32\s+"
+                      rf"(?P<a>{_OPD})\s*,\s*(?P<b>{_OPD})")
+RE_SELECT = re.compile(_REGDEF + rf"select\s+i1\s+(?P<c>%[\w.$]+|true|false)\s*,\s*i32\s+"
+                       rf"(?P<a>{_OPD})\s*,\s*i32\s+(?P<b>{_OPD})")
+RE_PHI = re.compile(_REGDEF + r"phi\s+i32\s+(?P<rest>\[.*\])")
+RE_PHI_IN = re.compile(rf"\[\s*(?P<v>{_OPD})\s*,\s*%(?P<l>{_LBL})\s*\]")
+
+
+def _bool(text: str) -> Any:
+    return {"true": 1, "false": 0}.get(text, Reg(text[1:]) if text.startswith("%") else text)
+
+
+def _control(text: str, src: str, ctx: _Ctx, line: int) -> Optional[Instr]:
+    """Labels, br, icmp, i32 arithmetic, select, phi, ret void (docs section 14.1)."""
+    if (m := RE_LABEL.fullmatch(text)):
+        return Instr("label", line, src, targets=(m.group("name"),))
+    if text == "ret void":
+        return Instr("ret", line, src)
+    if (m := RE_BR.fullmatch(text)):
+        return Instr("br", line, src, targets=(m.group("t"),))
+    if (m := RE_CBR.fullmatch(text)):
+        return Instr("br", line, src, ops=(_bool(m.group("c")),),
+                     targets=(m.group("a"), m.group("b")))
+    if (m := RE_ICMP.fullmatch(text)):
+        if m.group("op") not in ICMP_PREDS:
+            raise ctx.err(f"unknown icmp predicate '{m.group('op')}' (expected one of: "
+                          f"{', '.join(ICMP_PREDS)})", line)
+        return Instr("icmp", line, src, reg=m.group("reg"), op=m.group("op"),
+                     ops=(_operand(m.group("a"), ctx, line), _operand(m.group("b"), ctx, line)))
+    if (m := RE_SELECT.fullmatch(text)):
+        return Instr("select", line, src, reg=m.group("reg"),
+                     ops=(_bool(m.group("c")), _operand(m.group("a"), ctx, line),
+                          _operand(m.group("b"), ctx, line)))
+    if (m := RE_PHI.fullmatch(text)):
+        rest = m.group("rest")
+        items = list(RE_PHI_IN.finditer(rest))
+        if not items or RE_PHI_IN.sub("", rest).replace(",", "").strip():
+            raise ctx.err(f"malformed phi '{show(text)}' (form: %r = phi i32 [ V, %L1 ], "
+                          "[ V, %L2 ] ...)", line)
+        return Instr("phi", line, src, reg=m.group("reg"),
+                     ops=tuple(_operand(i.group("v"), ctx, line) for i in items),
+                     targets=tuple(i.group("l") for i in items))
+    if (m := RE_BINOP.fullmatch(text)):
+        if m.group("op") not in BINOPS:
+            return None
+        if m.group("flags").strip():
+            raise ctx.err(f"'{m.group('op')}': the poison-generating flags "
+                          f"({m.group('flags').strip()}) are not supported", line)
+        return Instr("binop", line, src, reg=m.group("reg"), op=m.group("op"),
+                     ops=(_operand(m.group("a"), ctx, line), _operand(m.group("b"), ctx, line)))
+    word = text.split()[2] if len(text.split()) > 2 and text.split()[1] == "=" else text.split()[0]
+    forms = {"br": "br label %L | br i1 %c, label %A, label %B",
+             "icmp": "%c = icmp PRED i32 A, B", "select": "%r = select i1 %c, i32 A, i32 B",
+             "phi": "%r = phi i32 [ V, %L1 ], [ V, %L2 ]", "ret": "ret void"}
+    forms.update({b: f"%r = {b} i32 A, B" for b in BINOPS})
+    if word in forms:
+        ty = re.search(r"\b(i(?:8|16|64|128)|float|double|half|<[^>]*>)\s", text)
+        extra = f": only i32 values (and i1 conditions) are supported (got {ty.group(1)})" \
+            if ty else ""
+        raise ctx.err(f"malformed {word} '{show(text)}'{extra} (form: {forms[word]})", line)
+    return None
 
 
 FORMS = {
@@ -650,6 +730,10 @@ class _CondParser:
             reg = reg.lstrip("%")
             if reg not in self.test.regs[thread]:
                 raise self.err(f"thread {thread} defines no register %{show(reg)}")
+            if reg not in self.test.out[thread]:
+                raise self.err(f"register {thread}:%{show(reg)} is not an i32 register defined "
+                               "on every complete path of its thread (docs/semantics.md 14.3: "
+                               "merge it with a phi)")
             return RegTerm(thread, reg)
         if kind == "loc":
             if val == "undef":
@@ -667,6 +751,8 @@ class _TestCtx:
         self.ctx = ctx
         self.threads = threads
         self.regs = {t.name: {i.reg for i in t.code if i.reg} for t in threads}
+        self.out = {t.name: set(t.out_regs) if t.out_regs is not None else self.regs[t.name]
+                    for t in threads}
 
     def thread_by_name(self, name: str) -> Optional[str]:
         for t in self.threads:
@@ -821,17 +907,20 @@ def _parse_text(text: str, file: str) -> Test:
         ctext = _want(cnode, str, f"code of thread '{tname}'", file)
         code: list[Instr] = []
         defined: dict[str, int] = {}
+        flow = False
         for off, raw in enumerate(ctext.splitlines()):
             # only a literal block (|) keeps the file's lines; other scalars are one place
             line = cnode.line + 1 + off if cnode.literal else cnode.line
             if not strip_comment(raw).strip():
                 continue
             ins = parse_instr(raw, ctx, line)
-            for used in ins.uses():
+            if ins.kind in CF_KINDS:
+                flow = True
+            for used in ins.uses() if not flow else ():
                 if used not in defined:
                     raise LitmusError(f"register %{used} is used before it is defined in "
                                       f"thread {tname}", file, line)
-            if ins.reg:
+            if ins.reg and not flow:
                 if ins.reg in defined:
                     raise LitmusError(f"register %{ins.reg} is defined twice in thread {tname} "
                                       f"(first at line {defined[ins.reg]})", file, line)
@@ -845,6 +934,8 @@ def _parse_text(text: str, file: str) -> Test:
         threads.append(Thread(str(tname), place.get("agent", 0), place.get("cluster", 0),
                               place.get("workgroup", 0), place.get("wavefront"), code,
                               knode.line, {k: spec[k][0].line for k in place}))
+        if any(i.kind in CF_KINDS for i in code):
+            analyse(threads[-1], file)      # docs/semantics.md section 14.1
 
     _check_lds(threads, memory, file)
 
@@ -869,7 +960,25 @@ def _parse_text(text: str, file: str) -> Test:
         for item in _want(on, list, "outcomes", file):
             outcomes.append(parse_condition(_want(item, str, "an outcome", file), tctx,
                                             item.line, item.literal))
+    unroll, unroll_line, bound = None, None, "fail"
+    if "unroll" in top:
+        un = top["unroll"][1]
+        unroll, unroll_line = _nonneg(un, "unroll", file), un.line
+        if not 1 <= unroll <= 64:
+            raise LitmusError(f"unroll must be between 1 and 64 (got {unroll})", file, un.line)
+    if "bound" in top:
+        bn = top["bound"][1]
+        bound = _want(bn, str, "bound", file)
+        if bound not in ("fail", "assume"):
+            raise LitmusError(f"bound must be fail or assume (got '{show(bound)}')", file,
+                              bn.line)
+    if ("unroll" in top or "bound" in top) and not any(
+            i.kind in CF_KINDS for t in threads for i in t.code):
+        k = "unroll" if "unroll" in top else "bound"
+        raise LitmusError(f"'{k}' needs control flow: no thread has a label or branch", file,
+                          top[k][0].line)
     return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
+                unroll=unroll, unroll_line=unroll_line, bound=bound,
                 target_line=top["target"][0].line if "target" in top else None,
                 model_line=top["model"][0].line if "model" in top else None,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,

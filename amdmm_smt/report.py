@@ -59,6 +59,8 @@ def verdict_text(r: Result) -> str:
             parts.append(f"exists {v.expected}: {v.status} ({v.detail})")
         elif v.kind == "undefined":
             parts.append(f"undefined: {v.status} ({v.detail})")
+        elif v.kind == "bound":          # docs/semantics.md 14.2
+            parts.append(f"unroll bound: {v.status} ({v.detail})")
         else:
             s = f"outcomes: {v.status} ({v.detail})"
             for st in v.missing:

@@ -15,7 +15,9 @@ from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
 from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
-from .outcomes import Result, State, judge, projection, state_sort_key, wanted_states
+from .cflow import combos, test_has_cflow, unroll_bound
+from .outcomes import (Result, State, Verdict, eval_cond, judge, projection, state_sort_key,
+                       wanted_states)
 
 
 # ---- conditions -------------------------------------------------------------------------
@@ -59,6 +61,100 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
              max_outcomes: int = 100000, memory_mb: Optional[int] = None) -> Result:
     """Enumerate the test's outcomes and decide its expectations. Past `timeout` seconds or
     `memory_mb` of solver memory the solver gives up and the test is reported unknown."""
+    if test_has_cflow(test):
+        return run_cflow(test, model, timeout, max_outcomes, memory_mb)
+    return _run_straight(test, model, timeout, max_outcomes, memory_mb)
+
+
+def run_cflow(test: Test, model: Model, timeout: float, max_outcomes: int,
+              memory_mb: Optional[int]) -> Result:
+    """docs/semantics.md section 14: a test with control flow is the union of its path
+    combinations (one path per thread, each straight-line code with branch assumptions). An
+    outcome is an outcome of some combination; a combination with a path cut by the unroll
+    bound that has an execution makes the bound reached (a failure, unless `bound: assume`
+    assumes such executions away); an execution that branches on undef is undefined."""
+    t0 = time.perf_counter()
+    deadline = t0 + timeout
+    bound = unroll_bound(test, None)
+    _, _, gen = combos(test, bound)
+    keys, _ = projection(test)
+    wanted = wanted_states(test, keys)
+    states: set = set()
+    complete, thin_air, why = True, False, ""
+    cut = ub = None
+    warnings: list = []
+    for ct, cutlist in gen:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            complete, why = False, f"the solver gave up within --timeout {timeout:g} s"
+            break
+        if cutlist:
+            if test.bound == "assume" or cut is not None:
+                continue
+            x = encode(elaborate(ct, model))
+            s = _solver(x, int(left * 1000))
+            r = s.check()
+            if r == z3.sat:
+                cut = cutlist[0]
+            elif r == z3.unknown:
+                complete, why = False, "the solver gave up on a bound check"
+            continue
+        r = _run_straight(ct, model, left, max_outcomes, memory_mb)
+        states |= set(r.states)
+        warnings += [w for w in r.warnings if w not in warnings]
+        thin_air |= r.thin_air
+        if not r.complete:
+            complete, why = False, r.why or why
+        if ub is None and getattr(r, "cf_ub", None):
+            ub = r.cf_ub
+    states_l = sorted(states, key=state_sort_key)
+
+    def reachable():
+        if test.exists is None:
+            return None
+        if any(eval_cond(test.exists.cond, dict(st)) for st in states_l):
+            return True
+        return False if complete else None
+    res = judge(test, model, keys, states_l, complete, reachable, t0, wanted)
+    res.thin_air, res.why, res.warnings = thin_air, why, warnings
+    cf_verdicts(res, test, bound, cut, ub, complete, states_l)
+    return res
+
+
+def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states) -> None:
+    """docs 14.2 (bound reached) and 14.5 (branch on undef): shared by both engines."""
+    if cut is not None:
+        thread, block, line = cut
+        res.verdicts.append(Verdict(
+            "bound", "within bound", "fail",
+            f"bound reached: thread {thread} would run block %{block} (line {line}) more than "
+            f"{bound} time(s) (unroll: {bound}); raise unroll, or declare `bound: assume` for "
+            "an await loop"))
+    if ub is not None:
+        thread, line = ub
+        where = f"branch on undef at {thread}, line {line} (LangRef br: immediate undefined " \
+                "behaviour)"
+        res.cf_ub = ub
+        every = complete and not states
+        if test.expect == "undefined":
+            for v in res.verdicts:
+                if v.kind == "undefined":
+                    v.detail += f" ({where})" if every else \
+                        f"; undefined only in some executions: {where}"
+        else:
+            res.verdicts.append(Verdict(
+                "undefined", "defined", "fail",
+                f"undefined behaviour in {'every execution' if every else 'some executions'}: "
+                f"{where}"))
+    elif test.expect == "undefined" and complete:
+        for v in res.verdicts:
+            if v.kind == "undefined":
+                v.status, v.detail = "fail", "no execution branches on undef (no undefined " \
+                    "behaviour)"
+
+
+def _run_straight(test: Test, model: Model, timeout: float = 600.0,
+                  max_outcomes: int = 100000, memory_mb: Optional[int] = None) -> Result:
     if memory_mb:
         z3.set_param("memory_max_size", int(memory_mb))
     t0 = time.perf_counter()
@@ -73,6 +169,15 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         return int(max(0.001, deadline - time.perf_counter()) * 1000)
 
     s = _solver(x, left_ms())
+    cf_ub = None
+    if x.cf_ub:      # docs 14.5: does some execution of this path branch on undef?
+        s.push()
+        s.add(OR(*[u for u, _, _ in x.cf_ub]))
+        if s.check() == z3.sat:
+            m = s.model()
+            cf_ub = next((t, ln) for u, t, ln in x.cf_ub
+                         if z3.is_true(m.eval(u, model_completion=True)))
+        s.pop()
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
     if test.exists is not None and test.expect in ("allowed", "forbidden", None):
@@ -121,6 +226,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         complete = False
     res = judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
+    res.cf_ub = cf_ub
     res.why = why
     res.warnings = list(elab.warnings)
     return res

@@ -9,12 +9,13 @@ One module per family of axioms, applied in this order:
   coherence               modification order and RMW atomicity (LangRef)
   sync.seq_cst            the seq_cst order (LangRef, RC11 reading)
   values.final_values     final memory state
+  control.control         branch conditions of the path, UB from branching on undef (§14)
 """
 
 from __future__ import annotations
 
 from ..elaborate import Elab
-from . import async_ops, avvis, coherence, sync, values
+from . import async_ops, avvis, coherence, control, sync, values
 from .execution import Execution
 
 
@@ -30,4 +31,5 @@ def encode(elab: Elab) -> Execution:
     coherence.no_thin_air(x)
     sync.seq_cst(x)
     values.final_values(x)
+    control.control(x)
     return x

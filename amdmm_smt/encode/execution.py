@@ -42,6 +42,8 @@ class Execution:
         self.final: dict[str, tuple[B, z3.BitVecRef]] = {}
         self.ub: B = False                    # undefined behaviour (none in the base model)
         self._fr: dict[tuple[int, int], B] = {}
+        self._comp: dict = {}
+        self.cf_ub: list = []                 # docs §14.5: (branch on undef?, thread, line)
         self._declare()
 
     # ---- declarations ----
@@ -71,8 +73,23 @@ class Execution:
         """(undef, value) of an instruction operand: a constant or a register."""
         if isinstance(op, int):
             return False, z3.BitVecVal(op, 32)
-        src = self.elab.regs[(self.elab.thread_names[e.thread], op.name)]
-        return self.rundef[src], self.rval[src]
+        return self.regval(self.elab.thread_names[e.thread], op.name)
+
+    def regval(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
+        """(undef, value) of a register: a read's, or a computation's (docs §14.4)."""
+        key = (thread, reg)
+        if key in self.elab.regs:
+            i = self.elab.regs[key]
+            return self.rundef[i], self.rval[i]
+        if key not in self._comp:
+            from .control import compute       # docs §14.4
+            self._comp[key] = compute(self, thread, self.elab.comp[key])
+        return self._comp[key]
+
+    def value_of(self, thread: str, op) -> tuple[B, z3.BitVecRef]:
+        if isinstance(op, int):
+            return False, z3.BitVecVal(op, 32)
+        return self.regval(thread, op.name)
 
     def rf(self, w: Event, r: Event) -> B:
         return self.rf_var.get((w.id, r.id), False)
@@ -122,6 +139,5 @@ class Execution:
         return e.kind in RMW_KINDS
 
     def reg_term(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
-        i = self.elab.regs[(thread, reg)]
-        return self.rundef[i], self.rval[i]
+        return self.regval(thread, reg)
 

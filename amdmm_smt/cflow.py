@@ -1,0 +1,339 @@
+"""Control flow (docs/semantics.md section 14): the blocks of a thread, the static checks
+(labels, SSA dominance of uses, types, phi incoming labels), the registers an outcome shows,
+and the unrolling of a thread into its finitely many paths under a bound.
+
+A path is straight-line code: the memory instructions and computations the thread executes on
+it, in order, each register definition renamed to a fresh instance (`r#1`, `r#2`, ...; the last
+instance keeps the plain name `r`, which is what an outcome shows), and one `assume` step per
+conditional branch taken (the branch condition's instance and the value that leads along the
+path). Both engines consume these paths; neither engine's semantics is in this module (it only
+states which instructions a thread executes in which order when its branches go a given way).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from .errors import LitmusError, Unsupported
+from .ir import Instr, Reg, Test, Thread
+
+CF_KINDS = ("label", "br", "ret", "icmp", "binop", "select", "phi")
+COMPUTE = ("icmp", "binop", "select", "copy")      # register computations, no memory event
+DEFAULT_UNROLL = 2
+MAX_PATHS = 4096        # per thread
+MAX_COMBOS = 20000      # per test
+
+
+def has_cflow(t: Thread) -> bool:
+    return any(i.kind in CF_KINDS for i in t.code)
+
+
+def test_has_cflow(test: Test) -> bool:
+    return any(has_cflow(t) for t in test.threads)
+
+
+@dataclass
+class Block:
+    name: Optional[str]          # None: an unlabelled entry block
+    line: int
+    phis: list
+    body: list
+    term: Optional[Instr]        # br / ret, or None: falls through (or ends the thread)
+
+
+def blocks_of(code: list) -> list:
+    blocks: list[Block] = []
+    cur: Optional[Block] = None
+    for ins in code:
+        if ins.kind == "label":
+            cur = Block(ins.targets[0], ins.line, [], [], None)
+            blocks.append(cur)
+            continue
+        if cur is None or cur.term is not None:
+            if cur is not None and cur.term is not None:
+                raise LitmusError(f"instruction after a terminator ({cur.term.text}) needs a "
+                                  "label: it starts a new block", "", ins.line)
+            cur = Block(None, ins.line, [], [], None)
+            blocks.append(cur)
+        if ins.kind == "phi":
+            if cur.body:
+                raise LitmusError("phi must come first in its block (before any other "
+                                  "instruction)", "", ins.line)
+            cur.phis.append(ins)
+        elif ins.kind in ("br", "ret"):
+            cur.term = ins
+        else:
+            cur.body.append(ins)
+    return blocks
+
+
+def _succ(blocks: list, i: int) -> list:
+    b = blocks[i]
+    if b.term is None:
+        return [i + 1] if i + 1 < len(blocks) else []
+    if b.term.kind == "ret":
+        return []
+    index = {bb.name: k for k, bb in enumerate(blocks)}
+    return [index[t] for t in b.term.targets]
+
+
+REG_TYPE = {"load": "i32", "rmw": "i32", "cmpxchg": "i32", "av_load": "i32", "binop": "i32",
+            "select": "i32", "phi": "i32", "icmp": "i1"}
+
+
+def analyse(t: Thread, file: str) -> None:
+    """Check a thread with control flow and set t.out_regs. Raises LitmusError FILE:LINE."""
+    def err(msg, line):
+        return LitmusError(msg, file, line)
+    try:
+        blocks = blocks_of(t.code)
+    except LitmusError as e:
+        raise err(e.message, e.line) from None
+    names: dict = {}
+    for b in blocks:
+        if b.name is not None:
+            if b.name in names:
+                raise err(f"label %{b.name} is defined twice in thread {t.name} (first at line "
+                          f"{names[b.name]})", b.line)
+            names[b.name] = b.line
+    for b in blocks:
+        if b.term is not None:
+            for tg in b.term.targets:
+                if tg not in names:
+                    raise err(f"unknown label %{tg} in thread {t.name}", b.term.line)
+                if blocks[0].name == tg:
+                    raise err(f"the entry block %{tg} cannot be a branch target (LLVM: the "
+                              "entry block has no predecessors); start the loop with a new "
+                              "label", b.term.line)
+    for ins in t.code:
+        if ins.kind in ("barrier", "dma", "asyncmark", "wait_asyncmark"):
+            raise Unsupported(f"'{ins.intrinsic}' in a thread with control flow: barriers and "
+                              "async operations under branches or in loops are not supported "
+                              "yet (docs/semantics.md 14.6)", file, ins.line)
+    n = len(blocks)
+    succ = [_succ(blocks, i) for i in range(n)]
+    preds: list = [[] for _ in range(n)]
+    for i in range(n):
+        for j in succ[i]:
+            if i not in preds[j]:
+                preds[j].append(i)
+    # types of registers
+    ty: dict = {}
+    for ins in t.code:
+        if ins.reg:
+            if ins.reg in ty:
+                raise err(f"register %{ins.reg} is defined twice in thread {t.name} (SSA: one "
+                          "definition per register; a phi merges values)", ins.line)
+            ty[ins.reg] = REG_TYPE.get(ins.kind, "i32")
+
+    def want(op, typ, ins, what):
+        if isinstance(op, Reg):
+            if op.name not in ty:
+                raise err(f"register %{op.name} is not defined in thread {t.name}", ins.line)
+            if ty[op.name] != typ:
+                raise err(f"%{op.name} is {ty[op.name]}, but {what} must be {typ}", ins.line)
+        elif isinstance(op, str):
+            raise err(f"'{op}' is not an i1 value (a register or true / false)", ins.line)
+        elif typ == "i1" and op not in (0, 1):
+            raise err(f"{op} is not an i1 constant", ins.line)
+    for ins in t.code:
+        if ins.kind in ("store", "rmw", "av_store"):
+            want(ins.value, "i32", ins, "the stored value / operand")
+        elif ins.kind == "cmpxchg":
+            want(ins.expected, "i32", ins, "the expected value")
+            want(ins.value, "i32", ins, "the new value")
+        elif ins.kind in ("icmp", "binop", "phi"):
+            for o in ins.ops:
+                want(o, "i32", ins, f"an operand of {ins.kind}")
+        elif ins.kind == "select":
+            want(ins.ops[0], "i1", ins, "the select condition")
+            want(ins.ops[1], "i32", ins, "a select value")
+            want(ins.ops[2], "i32", ins, "a select value")
+        elif ins.kind == "br" and ins.ops:
+            want(ins.ops[0], "i1", ins, "the branch condition")
+    # phi incoming labels: exactly the predecessors
+    for i, b in enumerate(blocks):
+        pn = {blocks[p].name for p in preds[i]}
+        for ph in b.phis:
+            seen = set()
+            for lb in ph.targets:
+                if lb not in names:
+                    raise err(f"unknown label %{lb} in phi", ph.line)
+                if lb not in pn:
+                    raise err(f"phi names %{lb}, which is not a predecessor of this block "
+                              f"(predecessors: {', '.join('%' + str(x) for x in sorted(pn, key=str)) or 'none'})",
+                              ph.line)
+                if lb in seen:
+                    raise err(f"phi names %{lb} twice", ph.line)
+                seen.add(lb)
+            missing = pn - seen
+            if missing:
+                raise err(f"phi has no value for predecessor %{sorted(missing, key=str)[0]}",
+                          ph.line)
+    # must-defined registers (dominance): in[b] = ∩ out[p]
+    every = set(ty)
+    inn = [set() if i == 0 else set(every) for i in range(n)]
+    out = [set(every) for _ in range(n)]
+    reach = _reachable(succ)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n):
+            if i not in reach:
+                continue
+            new_in = set() if i == 0 else set.intersection(
+                *[out[p] for p in preds[i] if p in reach]) if any(
+                p in reach for p in preds[i]) else set()
+            new_out = new_in | {ins.reg for ins in b_defs(blocks[i])}
+            if new_in != inn[i] or new_out != out[i]:
+                inn[i], out[i], changed = new_in, new_out, True
+    index = {bb.name: k for k, bb in enumerate(blocks)}
+    for i in sorted(reach):
+        b = blocks[i]
+        for ph in b.phis:
+            for o, lb in zip(ph.ops, ph.targets):
+                if isinstance(o, Reg) and o.name not in out[index[lb]]:
+                    raise err(f"register %{o.name} is not defined on every path to the end "
+                              f"of %{lb} (phi operand)", ph.line)
+        defined = set(inn[i]) | {ph.reg for ph in b.phis}
+        for ins in b.body + ([b.term] if b.term else []):
+            for u in ins.uses():
+                if u not in defined:
+                    raise err(f"register %{u} is used where it is not defined on every path "
+                              f"(use before definition, or defined only on some branches; "
+                              f"merge with a phi) in thread {t.name}", ins.line)
+            if ins.reg:
+                defined.add(ins.reg)
+    exits = [i for i in reach if not succ[i]]
+    final = set.intersection(*[out[i] for i in exits]) if exits else set()
+    t.out_regs = [ins.reg for ins in t.code if ins.reg and ins.reg in final
+                  and ty[ins.reg] == "i32"]
+
+
+def b_defs(b: Block) -> list:
+    return [i for i in b.phis + b.body if i.reg]
+
+
+def _reachable(succ: list) -> set:
+    seen, stack = {0}, [0]
+    while stack:
+        for j in succ[stack.pop()]:
+            if j not in seen:
+                seen.add(j)
+                stack.append(j)
+    return seen
+
+
+# ---- unrolling ------------------------------------------------------------------------------
+
+@dataclass
+class Path:
+    code: list                    # straight-line Instr steps
+    bound: Optional[tuple] = None  # (block name, line) where the bound stopped the path
+
+
+def _ren(op, inst: dict):
+    if isinstance(op, Reg):
+        return Reg(inst[op.name])
+    return op
+
+
+def thread_paths(t: Thread, bound: int, file: str) -> list:
+    """Every path of thread t in which no block runs more than `bound` times, and every path
+    cut where a block would run for the (bound+1)-th time (docs section 14.2)."""
+    blocks = blocks_of(t.code)
+    index = {b.name: k for k, b in enumerate(blocks)}
+    out: list = []
+
+    def rename_final(code: list, count: dict) -> list:
+        last = {r: f"{r}#{k}" for r, k in count.items()}
+        m = {v: r for r, v in last.items()}
+
+        def f(op):
+            return Reg(m.get(op.name, op.name)) if isinstance(op, Reg) else op
+        res = []
+        for ins in code:
+            res.append(replace(ins, reg=m.get(ins.reg, ins.reg) if ins.reg else ins.reg,
+                               value=f(ins.value), expected=f(ins.expected),
+                               ops=tuple(f(o) for o in ins.ops)))
+        return res
+
+    def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict):
+        if len(out) > MAX_PATHS:
+            raise LitmusError(f"thread {t.name} has more than {MAX_PATHS} paths under unroll "
+                              f"{bound}; lower the bound", file, t.line)
+        b = blocks[bi]
+        if counts[bi] >= bound:
+            out.append(Path(rename_final(code, count), (b.name, b.line)))
+            return
+        counts = counts[:bi] + (counts[bi] + 1,) + counts[bi + 1:]
+        code, inst, count = list(code), dict(inst), dict(count)
+
+        def define(reg: str) -> str:
+            count[reg] = count.get(reg, 0) + 1
+            inst[reg] = f"{reg}#{count[reg]}"
+            return inst[reg]
+        # phis read their operands at the edge, all at once (LLVM phi semantics)
+        incoming = []
+        for ph in b.phis:
+            k = ph.targets.index(blocks[pred].name)
+            incoming.append((ph, _ren(ph.ops[k], inst)))
+        for ph, v in incoming:
+            code.append(replace(ph, kind="copy", reg=define(ph.reg), ops=(v,), targets=()))
+        for ins in b.body:
+            new = replace(ins, value=_ren(ins.value, inst), expected=_ren(ins.expected, inst),
+                          ops=tuple(_ren(o, inst) for o in ins.ops))
+            if ins.reg:
+                new.reg = define(ins.reg)
+            code.append(new)
+        term = b.term
+        if term is None or term.kind == "ret":
+            if term is None and bi + 1 < len(blocks):
+                run(bi + 1, bi, counts, code, inst, count)
+            else:
+                out.append(Path(rename_final(code, count)))
+            return
+        if not term.ops:
+            run(index[term.targets[0]], bi, counts, code, inst, count)
+            return
+        c = _ren(term.ops[0], inst)
+        for val, tg in ((1, term.targets[0]), (0, term.targets[1])):
+            if isinstance(c, int):
+                if c == val:
+                    run(index[tg], bi, counts, code, inst, count)
+                continue
+            step = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
+            run(index[tg], bi, counts, code + [step], inst, count)
+    run(0, None, tuple(0 for _ in blocks), [], {}, {})
+    return out
+
+
+def unroll_bound(test: Test, default: Optional[int]) -> int:
+    return test.unroll if test.unroll is not None else (
+        default if default is not None else DEFAULT_UNROLL)
+
+
+def combos(test: Test, bound: int):
+    """(paths per thread, iterator over combinations) — each combination a straight-line Test
+    plus the list of (thread, block, line) where a path was cut by the bound."""
+    per = []
+    for t in test.threads:
+        if has_cflow(t):
+            per.append(thread_paths(t, bound, test.file))
+        else:
+            per.append([Path(list(t.code))])
+    total = 1
+    for p in per:
+        total *= len(p)
+    if total > MAX_COMBOS:
+        raise LitmusError(f"{total} combinations of thread paths under unroll {bound} (at most "
+                          f"{MAX_COMBOS}); lower the bound", test.file, test.line)
+
+    def gen():
+        for choice in itertools.product(*per):
+            threads = [replace(t, code=p.code) for t, p in zip(test.threads, choice)]
+            cut = [(t.name,) + p.bound for t, p in zip(test.threads, choice) if p.bound]
+            yield replace(test, threads=threads), cut
+    return per, total, gen()
