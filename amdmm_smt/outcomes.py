@@ -197,3 +197,35 @@ def gave_up(test: Test, model: Model, why: str, seconds: float = 0.0) -> Result:
 
 def state_sort_key(state: State):
     return tuple((0, v) if v is not None else (1, 0) for _, v in state)
+
+
+def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states) -> None:
+    """docs 14.2 (bound reached) and 14.5 (branch on undef): shared by both engines."""
+    if cut is not None:
+        thread, block, line = cut
+        res.verdicts.append(Verdict(
+            "bound", "within bound", "fail",
+            f"bound reached: thread {thread} would run block %{block} (line {line}) more than "
+            f"{bound} time(s) (unroll: {bound}); raise unroll, or declare `bound: assume` for "
+            "an await loop"))
+    if ub is not None:
+        thread, line = ub
+        where = f"branch on undef at {thread}, line {line} (LangRef br: immediate undefined " \
+                "behaviour)"
+        res.cf_ub = ub
+        every = complete and not states
+        if test.expect == "undefined":
+            for v in res.verdicts:
+                if v.kind == "undefined":
+                    v.detail += f" ({where})" if every else \
+                        f"; undefined only in some executions: {where}"
+        else:
+            res.verdicts.append(Verdict(
+                "undefined", "defined", "fail",
+                f"undefined behaviour in {'every execution' if every else 'some executions'}: "
+                f"{where}"))
+    elif test.expect == "undefined" and complete:
+        for v in res.verdicts:
+            if v.kind == "undefined":
+                v.status, v.detail = "fail", "no execution branches on undef (no undefined " \
+                    "behaviour)"

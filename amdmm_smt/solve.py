@@ -16,7 +16,7 @@ from .encode.logic import AND, NOT, OR
 from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
 from .cflow import combos, test_has_cflow, unroll_bound
-from .outcomes import (Result, State, Verdict, eval_cond, judge, projection, state_sort_key,
+from .outcomes import (Result, State, Verdict, cf_verdicts, eval_cond, judge, projection, state_sort_key,
                        wanted_states)
 
 
@@ -119,38 +119,6 @@ def run_cflow(test: Test, model: Model, timeout: float, max_outcomes: int,
     res.thin_air, res.why, res.warnings = thin_air, why, warnings
     cf_verdicts(res, test, bound, cut, ub, complete, states_l)
     return res
-
-
-def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states) -> None:
-    """docs 14.2 (bound reached) and 14.5 (branch on undef): shared by both engines."""
-    if cut is not None:
-        thread, block, line = cut
-        res.verdicts.append(Verdict(
-            "bound", "within bound", "fail",
-            f"bound reached: thread {thread} would run block %{block} (line {line}) more than "
-            f"{bound} time(s) (unroll: {bound}); raise unroll, or declare `bound: assume` for "
-            "an await loop"))
-    if ub is not None:
-        thread, line = ub
-        where = f"branch on undef at {thread}, line {line} (LangRef br: immediate undefined " \
-                "behaviour)"
-        res.cf_ub = ub
-        every = complete and not states
-        if test.expect == "undefined":
-            for v in res.verdicts:
-                if v.kind == "undefined":
-                    v.detail += f" ({where})" if every else \
-                        f"; undefined only in some executions: {where}"
-        else:
-            res.verdicts.append(Verdict(
-                "undefined", "defined", "fail",
-                f"undefined behaviour in {'every execution' if every else 'some executions'}: "
-                f"{where}"))
-    elif test.expect == "undefined" and complete:
-        for v in res.verdicts:
-            if v.kind == "undefined":
-                v.status, v.detail = "fail", "no execution branches on undef (no undefined " \
-                    "behaviour)"
 
 
 def _run_straight(test: Test, model: Model, timeout: float = 600.0,

@@ -47,7 +47,10 @@ from ..ir import Test
 from ..model import Model
 from ..outcomes import Result, eval_cond, judge, projection, state_sort_key, wanted_states
 from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
-from .engine import reference_outcomes
+from .engine import reference_outcomes, reference_outcomes_ub
+from ..cflow import combos, test_has_cflow, unroll_bound
+from ..outcomes import cf_verdicts
+from dataclasses import replace
 
 __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported", "reference_outcomes",
            "run_reference"]
@@ -55,6 +58,8 @@ __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported", "ref
 
 def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     """The answer of this engine for one test, judged like the Z3 engine's (outcomes.judge)."""
+    if test_has_cflow(test):
+        return _run_cflow(test, model, limit)
     t0 = time.perf_counter()
     elab = elaborate(test, model)
     keys, _ = projection(test)
@@ -76,4 +81,60 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     res = judge(test, model, keys, states, complete, exists_query, t0, wanted)
     res.why, res.thin_air = why, thin_air
     res.warnings = list(elab.warnings)
+    return res
+
+
+def _run_cflow(test: Test, model: Model, limit: int) -> Result:
+    """docs/semantics.md section 14: every combination of one path per thread (the unrolling
+    of section 14.2) is straight-line code; its executions are the candidate executions of
+    section 6 whose branch conditions lead along the path (14.4). Outcomes are the union; a
+    path cut by the bound with an execution is "bound reached" (14.2); an execution that
+    branches on undef is undefined behaviour (14.5)."""
+    t0 = time.perf_counter()
+    bound = unroll_bound(test, None)
+    _, _, gen = combos(test, bound)
+    keys, _ = projection(test)
+    wanted = wanted_states(test, keys)
+    states: set = set()
+    complete, thin_air, why = True, False, ""
+    cut = ub = None
+    warnings: list = []
+    for ct, cutlist in gen:
+        if cutlist:
+            if test.bound == "assume" or cut is not None or not complete:
+                continue
+            probe = replace(ct, threads=[replace(t, out_regs=[]) for t in ct.threads],
+                            exists=None, outcomes=None)
+            try:
+                out, u = reference_outcomes_ub(elaborate(probe, model), limit)
+            except ReferenceTooBig as e:
+                complete, why = False, f"the reference engine stopped: {e}"
+                continue
+            if out or u:
+                cut = cutlist[0]
+            continue
+        elab = elaborate(ct, model)
+        warnings += [w for w in elab.warnings if w not in warnings]
+        try:
+            out, u = reference_outcomes_ub(elab, limit)
+        except ReferenceUnbounded as e:
+            complete, thin_air, why = False, True, f"reference engine: {e}"
+            continue
+        except ReferenceUnsupported as e:
+            complete, why = False, f"the reference engine does not cover this test: {e}"
+            continue
+        except ReferenceTooBig as e:
+            complete, why = False, f"the reference engine stopped: {e}"
+            continue
+        states |= out
+        ub = ub or u
+    states_l = sorted(states, key=state_sort_key)
+
+    def exists_query() -> Optional[bool]:
+        if any(eval_cond(test.exists.cond, dict(st)) for st in states_l):
+            return True
+        return False if complete else None
+    res = judge(test, model, keys, states_l, complete, exists_query, t0, wanted)
+    res.why, res.thin_air, res.warnings = why, thin_air, warnings
+    cf_verdicts(res, test, bound, cut, ub, complete, states_l)
     return res

@@ -11,6 +11,7 @@ from ..elaborate import Elab
 from ..ir import at_least_monotonic
 from ..outcomes import projection
 from .avvis import AvVis
+from .control import Control
 from .coherence import Coherence
 from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
                      ReferenceUnsupported, _bits, _Guess, _signed)
@@ -19,7 +20,7 @@ from .sync import Sync
 from .values import Values
 
 
-class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
+class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
     """One elaborated test. The state every family reads: `ev`, `n`, `opts`, the static
     relations below (bit masks over event ids), `spaces` and `loc_space`."""
 
@@ -33,7 +34,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
             if e.kind not in ("init", "load", "store", "rmw", "cmpxchg", "fence", "av_load",
                               "av_store"):
                 raise ReferenceUnsupported(f"{e.label}: event kind {e.kind}")
-            if getattr(e, "instr", None) is not None and e.instr.guard is not None:
+            if getattr(e, "instr", None) is not None and e.instr.guard is not None:  # unused
                 raise ReferenceUnsupported(f"{e.label}: guarded instruction")
         self.thread_ids = [e.id for e in ev if not e.is_init]
         self.thread_mask = sum(1 << i for i in self.thread_ids)
@@ -85,6 +86,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
                           if ev[i].is_fence or ev[j].is_fence or ev[i].loc != ev[j].loc)
                       for i in range(n)]
         self.reg_event = dict(elab.regs)
+        self.ub = None                 # section 14.5: (thread, line) of a branch on undef
         self.incl_of = {loc: self.incl_in[sp] for loc, sp in self.loc_space.items()}
         self.init_sync()
 
@@ -213,6 +215,8 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
     def explore(self, rf, rval, wval):
         """Every co order for one reads-from choice and its values."""
         ev, n = self.ev, self.n
+        if self.elab.assumes and self.path_check(rval) == "off":
+            return            # section 14.4: not an execution of this path
         hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
         order = [e.order for e in ev]
         for e in ev:
@@ -282,6 +286,11 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
     def record(self, rval, wval, last):
         """Add the final state: registers, then the named locations (the value of the co-last
         write that happens; undef if there is none)."""
+        if self.elab.assumes:
+            chk = self.path_check(rval)
+            if chk != "ok":        # section 14.5: a consistent execution branching on undef
+                self.ub = self.ub or chk[1:]
+                return
         state = []
         for k in self.keys:
             if k.startswith("@"):
@@ -289,7 +298,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
                 v = None if w is None else wval[w]
             else:
                 tname, reg = k.split(":%", 1)
-                v = rval[self.reg_event[(tname, reg)]]
+                v = self.reg_value(tname, reg, rval.__getitem__)
             if v is UNKNOWN:
                 raise ReferenceUnbounded(
                     f"{k}: a consistent execution whose value depends on itself through "
@@ -310,3 +319,13 @@ def _reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
     ReferenceTooBig if more than `limit` candidate executions would be examined (subclasses:
     ReferenceUnbounded for values out of thin air, ReferenceUnsupported)."""
     return _Engine(elab).run(limit)
+
+
+def reference_outcomes_ub(elab: Elab, limit: int = 2_000_000):
+    """(final states, first branch on undef found or None) — section 14."""
+    if getattr(elab.model.options, "no_thin_air", False):
+        raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
+                                   "reference engine")
+    eng = _Engine(elab)
+    out = eng.run(limit)
+    return out, eng.ub

@@ -45,7 +45,7 @@ class Values:
         (`read_value(event id)`)."""
         if isinstance(o, Reg):
             tname = self.elab.thread_names[e.thread]
-            return read_value(self.reg_event[(tname, o.name)])
+            return self.reg_value(tname, o.name, read_value)      # control.py (§14.4)
         return o & M32
 
     def plain_write_value(self, e, read_value):
