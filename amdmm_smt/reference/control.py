@@ -7,7 +7,7 @@ path), and a branch on an undef condition as undefined behaviour."""
 from __future__ import annotations
 
 from ..ir import Reg
-from .common import M32, UNKNOWN, ReferenceUnsupported, _s32
+from .common import M32, UNKNOWN, ReferenceUnbounded, _s32
 
 
 def _icmp(op: str, a: int, b: int) -> int:
@@ -51,7 +51,7 @@ class Control:
             return _icmp(ins.op, a, b)
         return _binop(ins.op, a, b)
 
-    def path_check(self, rval):
+    def path_check(self, rval, final: bool = True):
         """'ok', 'off' (a defined branch condition leads elsewhere) or ('ub', thread, line)
         (the first branch on undef on this path; section 14.5)."""
         ub = None
@@ -60,7 +60,10 @@ class Control:
             o = ins.ops[0]
             c = self.reg_value(tname, o.name, rval.__getitem__) if isinstance(o, Reg) else o
             if c is UNKNOWN:
-                raise ReferenceUnsupported("a branch condition out of thin air")
+                if not final:       # a candidate not yet known to be consistent
+                    continue
+                raise ReferenceUnbounded("a consistent execution whose branch condition "
+                                         "depends on itself through reads-from")
             if c is None:
                 ub = ub or ("ub", tname, ins.line)
             elif c != int(ins.op):

@@ -215,7 +215,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
     def explore(self, rf, rval, wval):
         """Every co order for one reads-from choice and its values."""
         ev, n = self.ev, self.n
-        if self.elab.assumes and self.path_check(rval) == "off":
+        if self.elab.assumes and self.path_check(rval, False) == "off":
             return            # section 14.4: not an execution of this path
         hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
         order = [e.order for e in ev]
