@@ -221,6 +221,10 @@ def elaborate(test: Test, model: Model) -> Elab:
             if ins.kind in ("icmp", "binop", "select", "copy"):
                 comp[(t.name, ins.reg)] = ins     # docs 14.4: a computation, no event
                 continue
+            if ins.kind in ("label", "br", "ret", "phi"):     # docs §14: unroll first
+                raise Unsupported("control flow reaches elaborate un-unrolled: run it through "
+                                  "cflow.combos (solve.run_test / reference.run_reference)",
+                                  test.file, ins.line)
             if ins.kind == "assume":
                 assumes.append((ti, ins))         # docs 14.4: the branch taken on this path
                 continue

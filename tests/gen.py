@@ -276,3 +276,109 @@ def covered(weak: set, strong: set) -> bool:
         if not any(all(wv is None or wv == sv for (_, wv), (_, sv) in zip(w, s)) for w in weak):
             return False
     return True
+
+
+# ---- control flow (docs/semantics.md §14) ----------------------------------------------------
+
+CF_PREDS = ["eq", "ne", "slt", "sgt", "ule", "uge"]
+
+
+def _cf_access(rng, regs: list, tid: int, n: list) -> str:
+    """One memory access; loads define a register, stored values may be registers."""
+    loc = rng.choice(["x", "y", "f"])
+    atomic = rng.choice([True, True, False])
+    sc = rng.choice(["agent", "workgroup", ""])
+    scs = f' syncscope("{sc}")' if sc else ""
+    k = rng.choice(["load", "load", "store", "store", "rmw", "fence"])
+    n[0] += 1
+    r = f"%v{tid}_{n[0]}"
+    if k == "load":
+        regs.append(r)
+        if atomic:
+            return f"{r} = load atomic i32, ptr addrspace(1) @{loc}{scs} " \
+                   f"{rng.choice(['monotonic', 'acquire'])}"
+        return f"{r} = load i32, ptr addrspace(1) @{loc}"
+    val = rng.choice(regs + [str(rng.randint(1, 2))] * 2) if regs else str(rng.randint(1, 2))
+    if k == "store":
+        if atomic:
+            return f"store atomic i32 {val}, ptr addrspace(1) @{loc}{scs} " \
+                   f"{rng.choice(['monotonic', 'release'])}"
+        return f"store i32 {val}, ptr addrspace(1) @{loc}"
+    if k == "rmw":
+        regs.append(r)
+        return f"{r} = atomicrmw {rng.choice(['add', 'xchg'])} ptr addrspace(1) @{loc}, i32 " \
+               f"{val}{scs} {rng.choice(['monotonic', 'acq_rel'])}"
+    return f"fence{scs} {rng.choice(['acquire', 'release', 'acq_rel'])}"
+
+
+def cflow_test(rng, name: str = "gen-cf") -> str:
+    """A random small test with control flow: 2 threads (sometimes 3) in one or two
+    workgroups; each a few accesses, an if (then-block, phi merging a register or a constant)
+    and/or a spin loop on a flag or a counted loop, icmp / arithmetic / select on registers,
+    registers as stored values; unroll 1-2, bound fail or assume."""
+    lines = [f"name: {name}", "description: generated", "memory:",
+             "  x: {space: global, init: 0}", "  y: {space: global, init: 0}",
+             "  f: {space: global, init: 0}", "threads:"]
+    nthreads = rng.choice([2, 2, 3])
+    for tid in range(nthreads):
+        regs: list = []
+        n = [0]
+        code = ["entry:"]
+        for _ in range(rng.choice([0, 1])):
+            code.append(_cf_access(rng, regs, tid, n))
+        shape = rng.choice(["if", "if", "spin", "count", "ifspin"])
+        if shape in ("if", "ifspin"):
+            n[0] += 1
+            r, c, p = f"%a{tid}", f"%c{tid}", f"%p{tid}"
+            at = rng.choice([True, True, False])
+            loc = rng.choice(["x", "y", "f"])
+            code.append(f"{r} = load atomic i32, ptr addrspace(1) @{loc} syncscope(\"agent\") "
+                        f"{rng.choice(['monotonic', 'acquire'])}" if at else
+                        f"{r} = load i32, ptr addrspace(1) @{loc}")
+            code.append(f"{c} = icmp {rng.choice(CF_PREDS)} i32 {r}, {rng.randint(0, 1)}")
+            code.append(f"br i1 {c}, label %then, label %join")
+            code.append("then:")
+            inner: list = list(regs) + [r]
+            body = [_cf_access(rng, inner, tid, n) for _ in range(rng.choice([1, 2]))]
+            code += body
+            code.append("br label %join")
+            code.append("join:")
+            other = rng.choice([r, "7"])
+            code.append(f"{p} = phi i32 [ {other}, %entry ], [ {inner[-1]}, %then ]")
+            regs += [r, p]
+        if shape in ("spin", "ifspin"):
+            code.append("br label %spin")
+            code.append("spin:")
+            s = f"%s{tid}"
+            code.append(f"{s} = load atomic i32, ptr addrspace(1) @{rng.choice(['f', 'x'])} "
+                        f"syncscope(\"{rng.choice(['agent', 'workgroup'])}\") "
+                        f"{rng.choice(['monotonic', 'acquire'])}")
+            code.append(f"%w{tid} = icmp eq i32 {s}, 0")
+            code.append(f"br i1 %w{tid}, label %spin, label %out")
+            code.append("out:")
+            regs.append(s)
+        if shape == "count":
+            code.append("br label %loop")
+            code.append("loop:")
+            code.append(f"%i{tid} = phi i32 [ 0, %entry ], [ %n{tid}, %loop ]")
+            code.append(f"store atomic i32 %i{tid}, ptr addrspace(1) @{rng.choice(['x', 'y'])} "
+                        f"syncscope(\"agent\") {rng.choice(['monotonic', 'release'])}")
+            code.append(f"%n{tid} = add i32 %i{tid}, 1")
+            code.append(f"%k{tid} = icmp slt i32 %n{tid}, {rng.choice([1, 2])}")
+            code.append(f"br i1 %k{tid}, label %loop, label %done")
+            code.append("done:")
+            regs.append(f"%n{tid}")
+        if regs and rng.choice([True, False]):
+            b = rng.choice(regs)
+            code.append(f"%q{tid} = {rng.choice(['add', 'xor', 'shl', 'mul'])} i32 {b}, "
+                        f"{rng.choice([1, 3])}")
+            code.append(f"%e{tid} = icmp ult i32 %q{tid}, 2")
+            code.append(f"%z{tid} = select i1 %e{tid}, i32 %q{tid}, i32 {b}")
+        code.append(_cf_access(rng, regs, tid, n))
+        lines.append(f"  T{tid}:")
+        lines.append(f"    workgroup: {rng.choice([0, tid % 2])}")
+        lines.append("    code: |")
+        lines += [f"      {ln}" for ln in code]
+    lines.append(f"unroll: {rng.choice([1, 2])}")
+    lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
+    return "\n".join(lines) + "\n"

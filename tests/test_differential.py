@@ -7,6 +7,7 @@ import os
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from amdmm_smt.cflow import test_has_cflow
 from amdmm_smt.elaborate import elaborate
 from amdmm_smt.model import get_model, list_models
 from amdmm_smt.parse import parse_text
@@ -52,6 +53,14 @@ def test_engines_agree_on_the_corpus():
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
         m = get_model(t.model)
+        if test_has_cflow(t):          # docs §14: both engines run the path combinations
+            b = run_reference(t, m, limit=200_000)
+            if not b.complete:
+                unsupported.append(os.path.relpath(f, root) + " (too big)")
+                continue
+            a = run_test(t, m)
+            assert a.states == b.states and a.status == b.status, f
+            continue
         if reference_refuses(t, m):
             unsupported.append(os.path.relpath(f, root))
             continue
@@ -136,3 +145,51 @@ def test_engines_agree_on_generated_async_tests():
             compared += 1
     print(f"\nasync differential: {compared} compared")
     _report_refused("generated async tests", refused)
+
+
+# ---- control flow (issue 11, docs/semantics.md §14) ------------------------------------------
+
+CF_N = int(os.environ.get("AMDMM_CF_EXAMPLES", "60"))
+_cf_last: list = [None]
+
+
+def cf_disagreement(text: str, model_name: str):
+    """None when both engines give the same outcomes, the same "bound reached" and the same
+    branch-on-undef judgement; "too big" when the reference engine stops."""
+    from amdmm_smt.reference import run_reference
+    t = parse_text(text, "gen-cf.yaml")
+    m = get_model(model_name)
+    b = run_reference(t, m, limit=100_000)
+    if not b.complete and not b.thin_air:
+        return "too big"
+    a = run_test(t, m, timeout=120)
+    _cf_last[0] = a
+    if a.thin_air or b.thin_air:
+        return None if a.thin_air == b.thin_air else ("thin air", a.thin_air, b.thin_air)
+
+    def judged(r):
+        return (sorted(r.states), sorted((v.kind, v.status) for v in r.verdicts),
+                getattr(r, "cf_ub", None) is not None)
+    return None if judged(a) == judged(b) else (judged(a), judged(b))
+
+
+def test_engines_agree_on_generated_control_flow():
+    import random
+    from .gen import cflow_test
+    rng = random.Random(11)
+    compared, big, ub, bound = 0, 0, 0, 0
+    for i in range(CF_N):
+        text = cflow_test(rng, f"gen-cf-{i}")
+        m = rng.choice(MODELS)
+        d = cf_disagreement(text, m)
+        if d == "too big":
+            big += 1
+            continue
+        assert d is None, f"model {m}\n{text}\nsmt / reference: {d}"
+        compared += 1
+        r = _cf_last[0]
+        ub += getattr(r, "cf_ub", None) is not None
+        bound += any(v.kind == "bound" for v in r.verdicts)
+    print(f"\ncontrol-flow differential: {compared} compared ({ub} with a branch on undef, "
+          f"{bound} reaching the bound), {big} too big for the reference")
+    assert compared >= CF_N // 2
