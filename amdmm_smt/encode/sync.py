@@ -5,6 +5,7 @@ scopes (synchronizes-with only between operations with inclusive scopes)."""
 from __future__ import annotations
 
 
+from .. import families as F
 from ..elaborate import Event, may_acquire, may_release, strong_atomic
 from ..ir import is_acquire, is_release
 from .execution import Execution
@@ -98,7 +99,8 @@ def happens_before(x: Execution) -> None:
     solution is the transitive closure E+."""
     el = x.elab
     evs = [e for e in x.ev if not e.is_init]
-    sw = synchronizes_with(x)
+    with x.ctx.family(F.SYNC):
+        sw = synchronizes_with(x)
     x.sw_by_space = sw
     po_edges: dict[tuple[int, int], B] = {}
     for a in evs:
