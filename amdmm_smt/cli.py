@@ -12,7 +12,7 @@ from . import __version__
 from .errors import LitmusError
 from .model import get_model, list_models
 from .report import error_record, print_json, print_table, result_record, summary
-from .runner import load, progress_printer, run_all
+from .runner import lint_tests, load, progress_printer, run_all
 
 
 def _fail2(msg: str) -> None:
@@ -72,13 +72,19 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
             bar.stop()
     results = [r for _, r, e in runs if r is not None]
     errors = sorted(batch.errors + [(t.file, e) for t, _, e in runs if e])
+    warns = lint_tests([r.test for r in results], model_name)   # never change a verdict
     if as_json:
         records = [result_record(r, timing=not no_timing) for r in results]
+        for rec, r in zip(records, results):
+            rec["lint"] = [w.record() for w in warns.get(r.test.file, [])]
         records += [error_record(f, m) for f, m in errors]
         print_json(records, sys.stdout)
     else:
         if results:
             print_table(results, [], console, timing=not no_timing)
+        for r in results:
+            for w in warns.get(r.test.file, []):
+                console.print(str(w), markup=False, soft_wrap=True)
         console.print(summary(results, errors), markup=False)
     if junit_path:
         from .junit import write_junit
@@ -165,6 +171,91 @@ def _print_diff(diffs, a, b, s) -> None:
     console.print(f"{s['tests']} tests compared, {s['changed']} changed: {s['newly_allowed']} "
                   f"outcome(s) newly allowed, {s['newly_forbidden']} newly forbidden, "
                   f"{s['verdict_changes']} verdict change(s)", markup=False)
+
+
+@main.command()
+@click.argument("test_path", metavar="TEST")
+@click.option("--outcome", "outcome", default=None,
+              help="The outcome to explain, a condition in the test's terms (default: the "
+                   "test's exists: condition).")
+@click.option("--model", "model_name", default=None,
+              help="Model version: a name from `amdmm-smt models` or a model file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON record on stdout.")
+@click.option("--graph", "graph_path", default=None, type=click.Path(dir_okay=False),
+              help="Also draw the witness: FILE.dot (Graphviz source) or FILE.svg (drawn by "
+                   "amdmm-smt itself, no Graphviz needed).")
+@_timeout
+@click.option("--no-timing", is_flag=True, help="Leave the run time out.")
+def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_timing):
+    """Explain one outcome of a test: a witness execution when the model allows it, a minimal
+    set of named rule families that together forbid it otherwise.
+
+    Exit 0 explained, 1 the solver gave up within --timeout, 2 bad input."""
+    import json
+    from .explain import explain as run_explain, format_text, parse_outcome
+    from .parse import parse_file
+    from .runner import model_for
+    console = Console(highlight=False, emoji=False)
+    if graph_path and not graph_path.endswith((".dot", ".svg")):
+        _fail2(f"{graph_path}: --graph writes FILE.dot or FILE.svg")
+    try:
+        test = parse_file(test_path)
+        model = model_for(test, model_name)
+        if outcome is not None:
+            cond = parse_outcome(test, outcome)
+        elif test.exists is not None:
+            cond = test.exists
+        else:
+            raise LitmusError("the test has no exists: condition; give --outcome \"COND\"",
+                              test.file, test.line)
+        ex = run_explain(test, model, cond, timeout=timeout)
+    except LitmusError as e:
+        _fail2(str(e))
+    if graph_path:
+        if ex.witness is None:
+            _fail2(f"{test_path}: --graph: the outcome is not allowed, there is no witness "
+                   "to draw")
+        from .graph import to_dot, to_svg
+        title = f"{test.name}: {ex.outcome} ({ex.model})"
+        text = to_svg(ex.witness, title) if graph_path.endswith(".svg") else to_dot(
+            ex.witness, title)
+        with open(graph_path, "w", encoding="utf-8") as f:
+            f.write(text)
+    if as_json:
+        sys.stdout.write(json.dumps(ex.record(timing=not no_timing), sort_keys=True) + "\n")
+    else:
+        console.print(format_text(ex), markup=False, soft_wrap=True)
+        if not no_timing:
+            console.print(f"({ex.seconds:.2f}s)", markup=False)
+    sys.exit(1 if ex.reachable is None else 0)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--model", "model_name", default=None,
+              help="Model version: a name from `amdmm-smt models` or a model file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON record per warning.")
+def lint(paths, model_name, as_json):
+    """Static warnings for likely mistakes (no solving). Exit 0 (warnings do not fail),
+    2 on bad input. A test silences a warning by name with `silence: [name, ...]`."""
+    console = Console(highlight=False, emoji=False)
+    batch = load(paths)
+    warns = lint_tests(batch.tests, model_name)
+    ws = sorted((w for t in batch.tests for w in warns.get(t.file, [])),
+                key=lambda w: (w.file, w.line, w.name, w.message))
+    if as_json:
+        print_json([w.record() for w in ws], sys.stdout)
+    else:
+        for w in ws:
+            console.print(str(w), markup=False, soft_wrap=True)
+        names = sorted({w.name for w in ws})
+        console.print(f"{len(ws)} warning{'s' if len(ws) != 1 else ''} in {len(batch.tests)} "
+                      f"test{'s' if len(batch.tests) != 1 else ''}"
+                      + (f" ({', '.join(names)}; see `silence:` and docs/semantics.md "
+                         "section 10)" if names else ""), markup=False)
+    for _, m in sorted(batch.errors):
+        Console(stderr=True, emoji=False).print(m, markup=False, soft_wrap=True)
+    sys.exit(2 if batch.errors else 0)
 
 
 @main.command()

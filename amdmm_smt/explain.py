@@ -184,7 +184,7 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
         d = {"id": e.label, "thread": None if e.is_init else el.thread_names[e.thread],
              "pos": e.pos, "kind": e.kind, "loc": e.loc,
              "text": f"initial write of @{e.loc}" if e.is_init else e.instr.text,
-             "line": None if e.is_init else e.instr.line,
+             "line": None if e.is_init else e.instr.line, "short": _short(e),
              "scope": instance(el, e, el.scope_in(e, x.space(e)) if e.loc else e.scope)}
         if e.reads:
             d["read"] = _fmt(w.val(x.rundef[e.id], x.rval[e.id]))
@@ -213,6 +213,28 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
     state = format_state(_state(m, keys, [_term_z3(x, t) for t in terms]))
     return {"threads": el.thread_names, "events": events, "rf": rf, "co": co, "sw": sw_list,
             "hb": hb, "reads": reads, "final": final, "state": state}
+
+
+ORDER_ABBR = {"unordered": "una", "monotonic": "rlx", "acquire": "acq", "release": "rel",
+              "acq_rel": "acq_rel", "seq_cst": "sc"}
+KIND_ABBR = {"init": "W", "load": "R", "store": "W", "rmw": "RMW", "cmpxchg": "CAS",
+             "fence": "F", "av_load": "R.av", "av_store": "W.av"}
+
+
+def _short(e: Event) -> str:
+    """herd-like: `W @x rel agent`, `R @y acq`, `F sc workgroup`."""
+    parts = [KIND_ABBR.get(e.kind, e.kind)]
+    if e.kind == "rmw":
+        parts[0] = f"RMW.{e.instr.op}"
+    if e.loc:
+        parts.append(f"@{e.loc}")
+    if e.order and not e.is_init:
+        parts.append(ORDER_ABBR.get(e.order, e.order))
+    if not e.is_init and (e.atomic or e.is_fence or e.kind.startswith("av_")):
+        parts.append(LEVEL_NAME[e.scope] + ("-one-as" if e.one_as else ""))
+    if e.tags:
+        parts.append("!" + ",".join(f"{p}:{q}" for p, q in sorted(e.tags)))
+    return " ".join(parts)
 
 
 def _hb_reduced(x: Execution, w: _W) -> list:
@@ -295,7 +317,7 @@ def lo_chain(x: Execution, w: _W, wr: Event, y: Event) -> list:
                 tail = "is R itself" if zid == y.id else f"precedes {y.label} in program order"
                 return _vis_chain(x, w, wr, zid, 0, set()) + [
                     {"op": y.label, "why": f"location order: the visibility operation {tail}",
-                     "scope": instance(el, y, SYSTEM if y.is_init else 0)}]
+                     "scope": ""}]
     if y.writes:
         for zid, (zv, szl) in sorted(av.avail[wr.id].items()):
             z = x.ev[zid]
@@ -440,5 +462,6 @@ def format_witness(wt: dict) -> list:
         for wlab, chain in sorted(r["chains"].items()):
             out.append(f"  {wlab} location-ordered before it:")
             for link in chain:
-                out.append(f"    {link['op']:<8} [{link['scope']}] {link['why']}")
+                sc = f"[{link['scope']}] " if link["scope"] else ""
+                out.append(f"    {link['op']:<8} {sc}{link['why']}")
     return out
