@@ -104,13 +104,17 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
               default="text", show_default=True)
 @click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
               help="Write the report here instead of stdout.")
+@click.option("--explain/--no-explain", "with_explain", default=True, show_default=True,
+              help="For each changed outcome, a witness under the model that allows it and "
+                   "the rule families that forbid it under the other.")
 @_timeout
 @_jobs
-def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
+def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs):
     """Compare the outcomes two model versions allow on the same tests.
 
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input."""
-    from .diff import diff_results, summary as dsummary, to_html, to_json, to_markdown
+    from .diff import (diff_results, explain_changes, summary as dsummary, to_html, to_json,
+                       to_markdown)
     try:
         a, b = get_model(model_a), get_model(model_b)
     except LitmusError as e:
@@ -135,6 +139,11 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
             Console(stderr=True, emoji=False).print(m, markup=False, soft_wrap=True)
         sys.exit(2)
     diffs = diff_results([(x[1], y[1]) for x, y in zip(ra, rb)])
+    if with_explain:
+        try:
+            explain_changes(diffs, batch.tests, a, b, timeout=timeout)
+        except LitmusError as e:
+            _fail2(str(e))
     if fmt == "markdown":
         text = to_markdown(diffs, a.name, b.name)
     elif fmt == "html":
@@ -168,6 +177,15 @@ def _print_diff(diffs, a, b, s) -> None:
                           f"{d.status_a} -> {d.status_b}")
     if any(d.changed for d in diffs):
         console.print(table)
+    for d in diffs:
+        for e in d.explanations:
+            fams = ("(not decided within the timeout)" if e["families"] is None else
+                    ", ".join(e["families"]) or "the structure of executions alone")
+            console.print(f"{d.name}: {e['outcome']}\n  forbidden under {e['forbidden_by']} "
+                          f"by: {fams}\n  a witness under {e['allowed_by']}:", markup=False,
+                          soft_wrap=True)
+            for ln in e["witness_text"]:
+                console.print("    " + ln, markup=False, soft_wrap=True)
     console.print(f"{s['tests']} tests compared, {s['changed']} changed: {s['newly_allowed']} "
                   f"outcome(s) newly allowed, {s['newly_forbidden']} newly forbidden, "
                   f"{s['verdict_changes']} verdict change(s)", markup=False)

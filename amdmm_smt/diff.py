@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .solve import Result, format_state, state_sort_key
@@ -20,6 +20,9 @@ class TestDiff:
     status_a: str
     status_b: str
     error: Optional[str] = None
+    # per changed outcome: the witness under the model that allows it, the named families
+    # that forbid it under the other (amdmm_smt/explain.py); filled by explain_changes
+    explanations: list = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -33,6 +36,36 @@ def diff_results(pairs: list[tuple[Result, Result]]) -> list[TestDiff]:
         out.append(TestDiff(a.test.name, a.test.file, sorted(sa - sb, key=state_sort_key),
                             sorted(sb - sa, key=state_sort_key), a.status, b.status))
     return out
+
+
+def explain_changes(diffs: list[TestDiff], tests: list, model_a, model_b,
+                    timeout: float = 60.0) -> None:
+    """For every outcome that changed: a witness under the model that allows it and the
+    minimal families forbidding it under the other."""
+    from .explain import explain, format_witness, parse_outcome
+    by_file = {t.file: t for t in tests}
+    for d in diffs:
+        t = by_file.get(d.file)
+        if t is None:
+            continue
+        for states, allow, forbid in ((d.only_a, model_a, model_b),
+                                      (d.only_b, model_b, model_a)):
+            for st in states:
+                text = format_state(st)
+                cond = parse_outcome(t, text)
+                wa = explain(t, allow, cond, timeout=timeout)
+                fb = explain(t, forbid, cond, timeout=timeout)
+                d.explanations.append({
+                    "outcome": text, "allowed_by": allow.name, "forbidden_by": forbid.name,
+                    "witness": wa.witness,
+                    "witness_text": format_witness(wa.witness) if wa.witness else [],
+                    "families": fb.core if fb.reachable is False else None})
+
+
+def _families_line(e: dict) -> str:
+    if e["families"] is None:
+        return "(not decided within the timeout)"
+    return ", ".join(e["families"]) or "the structure of executions alone"
 
 
 def summary(diffs: list[TestDiff]) -> dict:
@@ -51,7 +84,12 @@ def to_json(diffs: list[TestDiff], a: str, b: str) -> str:
         "tests": [{"name": d.name, "file": d.file, "changed": d.changed,
                    "only_from": [format_state(s) for s in d.only_a],
                    "only_to": [format_state(s) for s in d.only_b],
-                   "status_from": d.status_a, "status_to": d.status_b}
+                   "status_from": d.status_a, "status_to": d.status_b,
+                   **({"explanations": [
+                       {"outcome": e["outcome"], "allowed_by": e["allowed_by"],
+                        "witness": e["witness"], "forbidden_by": e["forbidden_by"],
+                        "families": e["families"]} for e in d.explanations]}
+                      if d.explanations else {})}
                   for d in diffs],
     }, indent=2, sort_keys=True) + "\n"
 
@@ -72,6 +110,10 @@ def to_markdown(diffs: list[TestDiff], a: str, b: str) -> str:
         for st in d.only_b:
             lines.append(f"| `{format_state(st)}` | forbidden | allowed |")
         lines.append("")
+        for e in d.explanations:
+            lines += [f"`{e['outcome']}`: forbidden under `{e['forbidden_by']}` by "
+                      f"{_families_line(e)}; a witness under `{e['allowed_by']}`:", "",
+                      "```", *e["witness_text"], "```", ""]
     unchanged = [d.name for d in diffs if not d.changed]
     if unchanged:
         lines += [f"Unchanged ({len(unchanged)}): " + ", ".join(unchanged), ""]
@@ -103,5 +145,11 @@ def to_html(diffs: list[TestDiff], a: str, b: str) -> str:
             parts.append(f"<tr><td><code>{e(format_state(st))}</code></td>"
                          "<td class='forbidden'>forbidden</td><td class='allowed'>allowed</td></tr>")
         parts.append("</table>")
+        for x in d.explanations:
+            parts.append(f"<p><code>{e(x['outcome'])}</code>: forbidden under "
+                         f"<code>{e(x['forbidden_by'])}</code> by {e(_families_line(x))}."
+                         f"</p><details><summary>a witness under <code>"
+                         f"{e(x['allowed_by'])}</code></summary><pre>"
+                         f"{e(chr(10).join(x['witness_text']))}</pre></details>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
