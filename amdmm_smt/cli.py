@@ -229,6 +229,8 @@ def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_tim
         ex = run_explain(test, model, cond, timeout=timeout)
     except LitmusError as e:
         _fail2(str(e))
+    except Exception as e:   # never a traceback
+        _fail2(f"{test_path}: internal error while explaining: {type(e).__name__}: {e}")
     if graph_path:
         if ex.witness is None:
             _fail2(f"{test_path}: --graph: the outcome is not allowed, there is no witness "

@@ -18,20 +18,20 @@ WARNINGS = {
     "scopes-never-inclusive":
         "a release / acquire pair on one location whose scopes can never be inclusive for the "
         "placement, so it never synchronizes (S002 sync scopes)",
-    "lds-scope-wider-than-workgroup":
+    "wide-scope-on-lds":
         "an atomic LDS access with a scope wider than workgroup, which is treated as workgroup "
         "(S002 memory-model notes)",
     "fence-without-atomic":
         "a fence with no atomic access in its thread that could pair with it (a release fence "
         "needs an atomic write after it, an acquire fence an atomic read before it; LangRef "
         "fence); seq_cst fences are exempt (they also order through the seq_cst order)",
-    "one-as-fence-untagged":
+    "untagged-one-as-fence":
         "a -one-as fence without amdgpu-synchronize-as tags (S002: say which address spaces "
         "it synchronizes)",
     "read-always-undef":
         "a plain read that is undef in every execution: a write to its location in another "
         "thread can never happen-before or after it (S000 value rule, property 1)",
-    "mmra-incompatible-with-sync":
+    "incompatible-mmra-tags":
         "an access whose MMRA tags are incompatible with every synchronizing operation of its "
         "thread, so program order to and from them is not in happens-before (S001)",
 }
@@ -75,10 +75,10 @@ def lint(test: Test, elab: Elab) -> list[Warning]:
                          f"release {a.label} ({LEVEL_NAME[elab.scope_in(a, sp)]}) and acquire "
                          f"{b.label} ({LEVEL_NAME[elab.scope_in(b, sp)]}) on @{loc} never have "
                          f"inclusive scopes for this placement: they never synchronize")
-    # lds-scope-wider-than-workgroup
+    # wide-scope-on-lds
     for e in ev:
         if e.loc and elab.space_of(e.loc) == "local" and e.atomic and e.scope > WORKGROUP:
-            warn("lds-scope-wider-than-workgroup", e,
+            warn("wide-scope-on-lds", e,
                  f"{e.label}: {LEVEL_NAME[e.scope]} scope on an LDS access is treated as "
                  "workgroup")
     # fence-without-atomic
@@ -95,10 +95,10 @@ def lint(test: Test, elab: Elab) -> list[Warning]:
             warn("fence-without-atomic", e,
                  f"fence {e.label} has no atomic access to pair with ({need}): it never "
                  "synchronizes")
-    # one-as-fence-untagged
+    # untagged-one-as-fence
     for e in ev:
         if e.is_fence and e.one_as and not any(p == SYNC_AS_PREFIX for p, _ in e.tags):
-            warn("one-as-fence-untagged", e,
+            warn("untagged-one-as-fence", e,
                  f"-one-as fence {e.label} has no amdgpu-synchronize-as tag; name the address "
                  "spaces it synchronizes")
     # read-always-undef
@@ -114,14 +114,14 @@ def lint(test: Test, elab: Elab) -> list[Warning]:
                      "(no release / acquire pair could synchronize), so it returns undef in "
                      "every execution")
                 break
-    # mmra-incompatible-with-sync
+    # incompatible-mmra-tags
     for e in ev:
         if not e.tags or e.loc is None:
             continue
         syncs = [s for s in ev if s.thread == e.thread and s.id != e.id
                  and (may_release(s) or may_acquire(s))]
         if syncs and not any(compatible(e.tags, s.tags) for s in syncs):
-            warn("mmra-incompatible-with-sync", e,
+            warn("incompatible-mmra-tags", e,
                  f"{e.label}: its MMRA tags are incompatible with every synchronizing "
                  f"operation of its thread ({', '.join(s.label for s in syncs)}): they do not "
                  "order it")

@@ -279,3 +279,21 @@ def test_verify_prints_and_carries_warnings():
     assert [w["name"] for w in rec["lint"]] == ["read-always-undef"]
     r = CliRunner().invoke(main, ["lint", LINT, "--json"])
     assert r.exit_code == 0 and len(r.output.splitlines()) == len(WARNINGS)
+
+
+def test_diff_explains_each_changed_outcome():
+    # volatile-avnone-flags: upstream-2026 UP 2.1(3) makes the plain volatile accesses
+    # store-available / load-visible, so with av:none flags r1 == 1 becomes allowed; under
+    # the seed the volatile read is not load-visible and the acquire is no MakeVisible: no
+    # visibility operation, so visibility, location order and the value rule forbid it.
+    p = os.path.join(LIT, "models", "volatile-avnone-flags.upstream.yaml")
+    r = CliRunner().invoke(main, ["diff", "--from", "seed", "--to", "upstream-2026", p,
+                                  "--format", "json"])
+    assert r.exit_code == 1, r.output
+    t = json.loads(r.output)["tests"][0]
+    exps = {e["outcome"]: e for e in t["explanations"]}
+    assert set(exps) == set(t["only_from"]) | set(t["only_to"])
+    e = exps["T1:%r0 == 1 && T1:%r1 == 1"]
+    assert e["allowed_by"] == "upstream-2026" and e["forbidden_by"] == "seed"
+    assert e["families"] == [F.VIS, F.LO, F.READ_VALUE]
+    assert e["witness"]["state"] == "T1:%r0 == 1 && T1:%r1 == 1"
