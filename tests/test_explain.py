@@ -159,6 +159,28 @@ def test_every_allowed_expectation_has_a_consistent_witness(path):
         assert set(r["chains"]) == set(r["location_ordered_before"])
 
 
+def _listed_outcomes():
+    out = []
+    for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
+        t = parse_file(f)
+        for i, _ in enumerate(t.outcomes or []):
+            out.append((os.path.relpath(f, LIT), i))
+    return out
+
+
+@pytest.mark.parametrize("path,i", _listed_outcomes())
+def test_every_listed_outcome_has_a_witness_of_exactly_that_state(path, i):
+    # the corpus outcomes were derived by hand; each (fixing every register) must have a
+    # witness whose final state is that outcome
+    t = parse_file(os.path.join(LIT, path))
+    o = t.outcomes[i]
+    ex = explain(t, get_model(t.model), o)
+    assert ex.reachable is True
+    got = dict(kv.split(" == ") for kv in ex.witness["state"].split(" && "))
+    want = dict(kv.split(" == ") for kv in o.text.split(" && "))
+    assert {k: got[k] for k in want} == want
+
+
 def test_mp_witness_chain_names_the_release_and_acquire():
     ex, _, _ = _ex("classic/MP+rel-acq.agent.diff-wg.yaml", "T1:%r0 == 1 && T1:%r1 == 1")
     w = ex.witness
@@ -201,6 +223,10 @@ def test_graph_svg_and_dot():
     dot = to_dot(ex.witness, t.name)
     assert dot.startswith("digraph") and dot.count("->") >= 6 and "cluster_1" in dot
     assert to_svg(ex.witness, t.name) == svg       # deterministic
+    w, h = float(root.get("width")), float(root.get("height"))
+    for r in root.iter(f"{ns}rect"):               # every node inside the picture
+        x, y = float(r.get("x")), float(r.get("y"))
+        assert 0 <= x and x + float(r.get("width")) <= w and 0 <= y <= h
 
 
 def test_cli_explain(tmp_path):
