@@ -20,7 +20,6 @@ from .elaborate import Elab, Event, elaborate
 from .encode import encode
 from .encode.avvis import av_scope, make_available
 from .encode.execution import Execution
-from .errors import LitmusError
 from .ir import LEVEL_NAME, SYSTEM, Condition, Test
 from .model import Model
 from .solve import _signed, _term_z3, cond_z3, format_state, projection
@@ -70,7 +69,7 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     t0 = time.perf_counter()
     deadline = t0 + timeout
     elab = elaborate(test, model)
-    x = encode(elab)
+    x = encode(elab, explaining=True)
     s = z3.Solver()
     groups: dict[str, list] = {}
     plain = []
@@ -165,9 +164,6 @@ class _W:
         if self.t(undef):
             return None
         return _signed(self.m.eval(v, model_completion=True).as_long())
-
-    def name(self, e: Event) -> str:
-        return e.label
 
 
 def _fmt(v: Optional[int]) -> str:

@@ -21,6 +21,9 @@ STRUCTURE = "execution structure"
 WRITE_VALUES = "write values"
 SYNC = "release/acquire synchronization"
 HB = "happens-before"
+SCOPE = "scope inclusion"
+ADDR_SPACE = "address-space synchronization"
+MMRA = "MMRA ordering"
 AVAIL = "availability"
 VIS = "visibility"
 LO = "location order"
@@ -52,6 +55,20 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "program order\" and synchronizes-with, \"transitive over the synchronizes-with "
         "relation independent of scope\"; program order between instructions with "
         "incompatible MMRA tags is not in happens-before"),
+    SCOPE: (
+        "S002 AMDHSA sync scopes; S000 Inclusive Scopes",
+        "synchronizes-with holds only between operations with inclusive scopes (\"the scope "
+        "instance of each operation contains the other operation\"); HSA: \"provided the "
+        "other operation's sync scope is\" wide enough to include it"),
+    ADDR_SPACE: (
+        "S002 sync scopes (-one-as); S002 Fence and Address Spaces",
+        "a -one-as operation \"only synchronizes with other operations within the same "
+        "address space\"; a fence tagged amdgpu-synchronize-as synchronizes only the address "
+        "spaces its tags name"),
+    MMRA: (
+        "S001 MMRA",
+        "\"When two instructions' metadata are not compatible, any program order between "
+        "them are not in happens-before\""),
     AVAIL: (
         "S000 Availability Operation",
         "X is an availability operation on a write W if X is W itself and W is "

@@ -60,6 +60,8 @@ def _layout(wt: dict):
 
 
 def _label(e: dict) -> list[str]:
+    if e["thread"] is None:
+        return [e["id"], f"wrote {e.get('wrote', 'undef')}"]
     first = f"{e['id']}  {e['short']}"
     extra = []
     if "read" in e:
@@ -169,19 +171,25 @@ def _svg_edge(p0, p1, kind: str, label: str, nth: int) -> str:
             side = hw
             sx, sy, ex, ey = x0 + side, y0, x1 + side, y1
             cx, cy = x0 + side + 40 + 18 * nth + abs(y1 - y0) * 0.15, (y0 + y1) / 2
+    elif abs(y0 - y1) < 1 and abs(x1 - x0) > COL_W + 1:
+        # same row, columns apart: arc over the nodes in between, top to top
+        sx, sy, ex, ey = x0 + (10 if x1 > x0 else -10), y0 - hh, x1, y1 - hh
+        cx, cy = (sx + ex) / 2, y0 - hh - 26 - 12 * nth - 0.12 * abs(x1 - x0)
     else:
         right = x1 > x0
         sx = x0 + (hw if right else -hw)
         ex = x1 - (hw if right else -hw)
-        sy, ey = y0, y1
+        sy, ey = y0 + 6 * nth, y1
         bend = 18 + 16 * nth
         cx = (sx + ex) / 2
         cy = (sy + ey) / 2 - bend
-    mx = 0.25 * sx + 0.5 * cx + 0.25 * ex
-    my = 0.25 * sy + 0.5 * cy + 0.25 * ey
+    t = 0.5 if kind == "po" else 0.3      # off the middle, where crossing edges meet
+    mx = (1 - t) ** 2 * sx + 2 * t * (1 - t) * cx + t * t * ex
+    my = (1 - t) ** 2 * sy + 2 * t * (1 - t) * cy + t * t * ey
     dash = ' stroke-dasharray="5,3"' if dashed else ""
     return (f'<g><path d="M {sx:.1f} {sy:.1f} Q {cx:.1f} {cy:.1f} {ex:.1f} {ey:.1f}" '
             f'fill="none" stroke="{colour}" stroke-width="1.4"{dash} '
             f'marker-end="url(#arrow-{kind})"/>'
-            f'<text x="{mx:.1f}" y="{my - 3:.1f}" text-anchor="middle" font-family="sans-serif" '
+            f'<text x="{mx:.1f}" y="{my - 3 - 10 * nth:.1f}" text-anchor="middle" '
+            f'font-family="sans-serif" '
             f'font-size="10" fill="{colour}">{escape(label)}</text></g>')

@@ -22,8 +22,9 @@ from . import avvis, coherence, sync, values
 from .execution import Execution
 
 
-def encode(elab: Elab) -> Execution:
-    x = Execution(elab)            # declarations: STRUCTURE
+def encode(elab: Elab, explaining: bool = False) -> Execution:
+    """`explaining`: also name what rules statically exclude (encode/logic.py Ctx)."""
+    x = Execution(elab, explaining)   # declarations: STRUCTURE
     fam = x.ctx.family
     with fam(F.WRITE_VALUES):
         values.write_values(x)

@@ -66,6 +66,7 @@ class AvVis:
         self.avail: dict[int, dict[int, tuple[B, int]]] = {}
         # per write W: {Y: (scope of Y, [expr for level 0..scope])}
         self.vis: dict[int, dict[int, tuple[int, list]]] = {}
+        self._excl: dict = {}      # explain only: non-inclusive pairs, see _inclusive
 
     def availability_operations(self, w: Event) -> dict[int, tuple[B, int]]:
         """S000 "Availability Operation": X is an availability operation on W if
@@ -79,9 +80,10 @@ class AvVis:
         if sw_ is not None:
             cands[w.id] = (x.writes(w), sw_)
         for e in x.ev:
-            # an amdgcn-av:none release gets a variable too, fixed false by the definition
-            # below, so that `explain` can name availability as what the tag removes
-            if e.id == w.id or e.is_init or make_available(x, e, av_none_too=True) is False:
+            # explain: an amdgcn-av:none release gets a variable too, fixed false by the
+            # definition below, so that a core can name availability as what the tag removes
+            if e.id == w.id or e.is_init or make_available(
+                    x, e, av_none_too=x.ctx.explaining) is False:
                 continue
             if el.po(w, e) or el.contains(e, el.scope_in(e, sp), w):
                 cands[e.id] = (x.ctx.fresh_bool(f"avail_{w.label}_{e.label}"),
@@ -116,7 +118,7 @@ class AvVis:
             # the upstream options (LDS, volatile)
             lv = y.reads and y.loc == w.loc and av_scope(x, y) is not None
             mv = make_visible(x, y)
-            mv_none = make_visible(x, y, av_none_too=True)   # as for availability above
+            mv_none = make_visible(x, y, av_none_too=x.ctx.explaining)   # as for avail.
             if not lv and mv_none is False:
                 continue
             scopes = []
@@ -132,7 +134,7 @@ class AvVis:
             y = x.ev[yid]
             for lvl in range(sy + 1):
                 c1 = OR(AND(av, x.hb(x.ev[xid], y, sp), min(sx, sy) >= lvl,
-                            self._inclusive_at(x.ev[xid], sx, y, sy))
+                            self._inclusive(x.ev[xid], sx, y, sy, w))
                         for xid, (av, sx) in avail.items() if xid != yid)             # (1)
                 c2 = OR(AND(levs[l1], x.hb(x.ev[xid], y, sp), el.contains(x.ev[xid], l1, y),
                             el.contains(y, sy, x.ev[xid]))
@@ -142,6 +144,17 @@ class AvVis:
                 v = levels[lvl]
                 x.ctx.add(IFF(v, rhs))
         return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}
+
+    def _inclusive(self, a: Event, sa: int, b: Event, sb: int, w: Event) -> B:
+        """_inclusive_at; when explaining, a non-inclusive pair is a variable fixed false by
+        the family "scope inclusion" (encode/logic.py Ctx.excluded)."""
+        ok = self._inclusive_at(a, sa, b, sb)
+        if ok or not self.x.ctx.explaining:
+            return ok
+        key = (a.id, sa, b.id, sb)
+        if key not in self._excl:
+            self._excl[key] = self.x.ctx.excluded(f"incl_{a.label}_{b.label}", F.SCOPE)
+        return self._excl[key]
 
     def _inclusive_at(self, a: Event, sa: int, b: Event, sb: int) -> bool:
         el = self.el

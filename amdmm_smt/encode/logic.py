@@ -67,11 +67,23 @@ class Ctx:
     to name the rules behind an unsat core (amdmm_smt/explain.py, amdmm_smt/families.py).
     STRUCTURE (the default) is what a candidate execution is, never reported."""
 
-    def __init__(self):
+    def __init__(self, explaining: bool = False):
         self.constraints: list = []
         self.families: list[str] = []
         self.current: str = STRUCTURE
+        # explain only: an operation a rule statically excludes (a non-inclusive or other-
+        # address-space sw, an MMRA-dropped po edge, an amdgcn-av:none MakeAvailable) gets a
+        # variable fixed false under that rule's family, so that a core can name the rule.
+        # Same outcomes; verify never pays for the extra variables.
+        self.explaining = explaining
         self._n = 0
+
+    def excluded(self, name: str, family: str) -> z3.BoolRef:
+        """A fresh Boolean fixed false by `family` (only when explaining)."""
+        v = self.fresh_bool(name)
+        with self.family(family):
+            self.add(z3.Not(v))
+        return v
 
     @contextmanager
     def family(self, name: Optional[str]):

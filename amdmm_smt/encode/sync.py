@@ -70,7 +70,12 @@ def synchronizes_with(x: Execution) -> dict[str, dict[tuple[int, int], B]]:
                 continue
             spaces = [sp for sp in el.spaces if sp in el.sync_spaces(a)
                       and sp in el.sync_spaces(b) and el.inclusive(a, b, sp)]
-            if not spaces:
+            # explain: the spaces where scope inclusion or address-space synchronization
+            # rules the pair out get an sw fixed false by that rule (encode/logic.py Ctx)
+            barred = {} if not x.ctx.explaining else {
+                sp: (F.ADDR_SPACE if el.inclusive(a, b, sp) else F.SCOPE)
+                for sp in el.spaces if sp not in spaces}
+            if not spaces and not barred:
                 continue
             reads_from = []
             for w0 in _release_writes(x, a):
@@ -86,6 +91,9 @@ def synchronizes_with(x: Execution) -> dict[str, dict[tuple[int, int], B]]:
             v = x.ctx.define(f"sw_{a.label}_{b.label}", e)
             for sp in spaces:
                 per_space[sp][(a.id, b.id)] = v
+            for sp, fam in barred.items():
+                per_space[sp][(a.id, b.id)] = AND(v, x.ctx.excluded(
+                    f"sw_{a.label}_{b.label}_{sp}", fam))
     return per_space
 
 
@@ -107,6 +115,8 @@ def happens_before(x: Execution) -> None:
         for b in evs:
             if el.po_in_hb(a, b):
                 po_edges[(a.id, b.id)] = True
+            elif x.ctx.explaining and el.po(a, b):   # dropped by MMRA: named when explaining
+                po_edges[(a.id, b.id)] = x.ctx.excluded(f"po_{a.label}_{b.label}", F.MMRA)
     built: dict[tuple, dict] = {}
     for sp in el.spaces:
         key = tuple(sorted(sw[sp].items(), key=lambda kv: kv[0]))
