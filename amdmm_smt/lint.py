@@ -18,6 +18,10 @@ WARNINGS = {
     "scopes-never-inclusive":
         "a release / acquire pair on one location whose scopes can never be inclusive for the "
         "placement, so it never synchronizes (S002 sync scopes)",
+    "atomics-never-inclusive":
+        "an atomic write and an atomic read of one location in threads whose scopes never "
+        "include each other: the read is never in the atomic case of the value rule with that "
+        "write (S000), so unless something else orders them it returns undef",
     "wide-scope-on-lds":
         "an atomic LDS access with a scope wider than workgroup, which is treated as workgroup "
         "(S002 memory-model notes)",
@@ -75,6 +79,20 @@ def lint(test: Test, elab: Elab) -> list[Warning]:
                          f"release {a.label} ({LEVEL_NAME[elab.scope_in(a, sp)]}) and acquire "
                          f"{b.label} ({LEVEL_NAME[elab.scope_in(b, sp)]}) on @{loc} never have "
                          f"inclusive scopes for this placement: they never synchronize")
+    # atomics-never-inclusive (issue 12: workgroup-scope SB across workgroups, all undef)
+    for r in ev:
+        if not (r.reads and r.atomic):
+            continue
+        for w in ev:
+            if w.writes and w.atomic and w.loc == r.loc and w.thread != r.thread and not \
+                    elab.inclusive(w, r, elab.space_of(r.loc)):
+                sp = elab.space_of(r.loc)
+                warn("atomics-never-inclusive", r,
+                     f"atomic read {r.label} ({LEVEL_NAME[elab.scope_in(r, sp)]}) and atomic "
+                     f"write {w.label} ({LEVEL_NAME[elab.scope_in(w, sp)]}) of @{r.loc} never "
+                     "have inclusive scopes for this placement: unless something else orders "
+                     "them the read returns undef")
+                break
     # wide-scope-on-lds
     for e in ev:
         if e.loc and elab.space_of(e.loc) == "local" and e.atomic and e.scope > WORKGROUP:
