@@ -420,3 +420,46 @@ def test_diff_explains_each_changed_outcome():
     assert e["allowed_by"] == "upstream-2026" and e["forbidden_by"] == "seed"
     assert e["families"] == [F.VIS, F.LO, F.READ_VALUE]
     assert e["witness"]["state"] == "T1:%r0 == 1 && T1:%r1 == 1"
+
+
+# ---- generated tests ---------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from amdmm_smt.solve import format_state  # noqa: E402
+
+from .gen import litmus, render  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(litmus(max_threads=3, max_ops=3, tags=True, lds=True))
+def test_generated_explanations_agree_with_verify(g):
+    """On generated tests: the explain encoding (named exclusions on) has verify's outcome
+    set; a state verify does not allow is forbidden by a core that is unsat and minimal."""
+    t = parse_text(render(g), "gen.yaml")
+    m = get_model(None)
+    res = run_test(t, m, timeout=60)
+    if not res.complete or not res.states:
+        return
+    want = {tuple(v if v is None or v >= 0 else v + 2 ** 32 for _, v in st)
+            for st in res.states}
+    assert _outcomes_explaining(t, m) == want, render(g)
+    ex = explain(t, m, parse_outcome(t, format_state(res.states[-1])))
+    assert ex.reachable and ex.witness["state"] == format_state(res.states[-1])
+    keys = res.keys
+    for k in range(len(keys)):     # a state not allowed: change one register of the first
+        st = list(res.states[0])
+        for alt in (None, 0, 1, 2):
+            st[k] = (keys[k], alt)
+            if tuple(st) not in set(res.states):
+                break
+        else:
+            continue
+        cond = parse_outcome(t, format_state(tuple(st)))
+        ex = explain(t, m, cond)
+        assert ex.reachable is False and ex.minimal, render(g)
+        assert _solver_with(t, m, cond, set(ex.core)).check() == z3.unsat
+        for f in ex.core:
+            assert _solver_with(t, m, cond, set(ex.core) - {f}).check() == z3.sat
+        break
