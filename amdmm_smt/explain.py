@@ -298,7 +298,13 @@ def lo_chain(x: Execution, w: _W, wr: Event, y: Event) -> list:
         return [{"op": wr.label, "why": "the initial write is location-ordered before every "
                  "access to its location", "scope": "system"}]
     if w.t(x.po_hb(wr, y, sp)):
-        return [{"op": wr.label, "why": "program-ordered before " + y.label,
+        why = "program-ordered before " + y.label
+        if not el.po_in_hb(wr, y):      # MMRA: not directly, through compatible operations
+            mids = [e.label for e in x.ev if el.po(wr, e) and el.po(e, y)
+                    and w.t(x.hb(wr, e, sp)) and w.t(x.hb(e, y, sp))]
+            why += (" within happens-before (the MMRA tags are incompatible; through "
+                    f"{', '.join(mids) or 'synchronization'})")
+        return [{"op": wr.label, "why": why,
                  "scope": instance(el, wr, el.scope_in(wr, sp))}]
     av = getattr(x, "avvis", None)
     if av is None or wr.id not in av.avail:     # plain LLVM model: lo is happens-before

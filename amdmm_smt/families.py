@@ -50,11 +50,10 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "a read-modify-write operation before being read\"), only between operations with "
         "inclusive scopes, and per address space for -one-as and amdgpu-synchronize-as"),
     HB: (
-        "UP§4 LangRef; S002 HRF-indirect; S001 MMRA",
+        "UP§4 LangRef; S002 HRF-indirect",
         "happens-before is \"the least partial order that is a superset of single-thread "
         "program order\" and synchronizes-with, \"transitive over the synchronizes-with "
-        "relation independent of scope\"; program order between instructions with "
-        "incompatible MMRA tags is not in happens-before"),
+        "relation independent of scope\""),
     SCOPE: (
         "S002 AMDHSA sync scopes; S000 Inclusive Scopes",
         "synchronizes-with holds only between operations with inclusive scopes (\"the scope "
