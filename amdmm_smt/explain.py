@@ -22,7 +22,8 @@ from .encode.avvis import av_scope, make_available
 from .encode.execution import Execution
 from .ir import LEVEL_NAME, SYSTEM, Condition, Test
 from .model import Model
-from .solve import _signed, _term_z3, cond_z3, format_state, projection
+from .outcomes import format_state, projection
+from .solve import _signed, _term_z3, cond_z3
 
 
 @dataclass

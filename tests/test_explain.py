@@ -23,7 +23,8 @@ from amdmm_smt.graph import to_dot, to_svg
 from amdmm_smt.lint import WARNINGS, lint
 from amdmm_smt.model import get_model
 from amdmm_smt.parse import parse_file, parse_text
-from amdmm_smt.solve import cond_z3, eval_cond, run_test
+from amdmm_smt.outcomes import eval_cond
+from amdmm_smt.solve import cond_z3, run_test
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIT = os.path.join(ROOT, "litmus")
@@ -142,7 +143,8 @@ def test_address_space_synchronization_is_named():
 
 def _outcomes_explaining(t, m):
     """The outcome set of the explain encoding (every family on), enumerated here."""
-    from amdmm_smt.solve import _term_z3, projection
+    from amdmm_smt.outcomes import projection
+    from amdmm_smt.solve import _term_z3
     x = encode(elaborate(t, m), explaining=True)
     s = z3.Solver()
     s.add(*x.ctx.constraints)
@@ -426,7 +428,7 @@ def test_diff_explains_each_changed_outcome():
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from amdmm_smt.solve import format_state  # noqa: E402
+from amdmm_smt.outcomes import format_state  # noqa: E402
 
 from .gen import litmus, render  # noqa: E402
 
