@@ -9,7 +9,7 @@ forbidden because that relation holds (or fails to hold) as the documents define
 
 STRUCTURE (what a candidate execution is: a read returns undef or the value of the one write
 it reads from, modification order is a total order, registers and final values) is never
-dropped and never reported. docs/semantics.md section 11 lists the families.
+dropped and never reported. docs/semantics.md section 12 lists the families.
 
 A new module adds its family here (name, source, sentence) and tags its constraints; a family
 with no entry is still tracked and reported, without a sentence.

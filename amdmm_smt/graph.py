@@ -32,12 +32,14 @@ def _layout(wt: dict):
     for i, e in enumerate(inits):
         pos[e["id"]] = (MARGIN + NODE_W / 2 + i * COL_W, MARGIN + NODE_H / 2)
     for ci, t in enumerate(threads):
-        for e in (e for e in events if e["thread"] == t):
+        # one row per event in program order (an async copy's read and write share their
+        # instruction's position: they get rows of their own, after it)
+        for row, e in enumerate(_in_order(events, t)):
             pos[e["id"]] = (MARGIN + NODE_W / 2 + ci * COL_W,
-                            MARGIN + NODE_H / 2 + (top + 0.6 + e["pos"]) * ROW_H)
+                            MARGIN + NODE_H / 2 + (top + 0.6 + row) * ROW_H)
     edges = []
     for t in threads:
-        evs = sorted((e for e in events if e["thread"] == t), key=lambda e: e["pos"])
+        evs = [e for e in _in_order(events, t) if e["kind"] not in ("dma_read", "dma_write")]
         for a, b in zip(evs, evs[1:]):
             edges.append(("po", a["id"], b["id"], "po"))
     for a, b in wt["rf"]:
@@ -57,6 +59,11 @@ def _layout(wt: dict):
             lab = "hb" + (f" ({', '.join(g['spaces'])})" if multi else "")
             edges.append(("hb", h["from"], h["to"], lab))
     return pos, edges
+
+
+def _in_order(events: list, t: str) -> list:
+    return [e for _, _, e in sorted((e["pos"], i, e) for i, e in enumerate(events)
+                                    if e["thread"] == t)]
 
 
 def _label(e: dict) -> list[str]:

@@ -164,10 +164,12 @@ def _obs_locs(el: Elab, b: Event) -> set:
 
 
 def _may_hb(el: Elab) -> set:
-    """An over-approximation of happens-before: program order plus every release / acquire
-    pair that could synchronize (a shared location, inclusive scopes), transitively."""
+    """An over-approximation of happens-before: program order, async completion edges, and
+    every release / acquire pair that could synchronize (a shared location, inclusive
+    scopes), transitively."""
     ev = [e for e in el.events if not e.is_init]
     edges = {(a.id, b.id) for a in ev for b in ev if el.po(a, b)}
+    edges |= set(getattr(el, "async_hb", ()))      # async completion (S004; docs §11.5)
     for a in ev:
         if not may_release(a):
             continue

@@ -2,6 +2,7 @@
 
 One module per family of axioms, applied in this order:
   values.write_values     what writes write (incl. atomicrmw / cmpxchg)
+  async_ops.write_values  what an async copy writes (S004; hb edges: sync.happens_before)
   sync.happens_before     release sequences, synchronizes-with, happens-before (LangRef, S002)
   avvis                   availability, visibility, location order (S000)
   values.read_values      may-see and the read-value rule with undef (S000)
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from .. import families as F
 from ..elaborate import Elab
-from . import avvis, coherence, sync, values
+from . import async_ops, avvis, coherence, sync, values
 from .execution import Execution
 
 
@@ -28,6 +29,8 @@ def encode(elab: Elab, explaining: bool = False) -> Execution:
     fam = x.ctx.family
     with fam(F.WRITE_VALUES):
         values.write_values(x)
+    with fam(F.ASYNC):             # completion edges: sync.happens_before
+        async_ops.write_values(x)
     with fam(F.HB):                # synchronizes-with inside: F.SYNC
         sync.happens_before(x)
     with fam(F.LO):                # availability, visibility inside: F.AVAIL, F.VIS

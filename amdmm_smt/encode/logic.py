@@ -85,6 +85,13 @@ class Ctx:
             self.add(z3.Not(v))
         return v
 
+    def included(self, name: str, family: str) -> z3.BoolRef:
+        """A fresh Boolean fixed true by `family`: a static fact a rule adds (explaining)."""
+        v = self.fresh_bool(name)
+        with self.family(family):
+            self.add(v)
+        return v
+
     @contextmanager
     def family(self, name: Optional[str]):
         """Tag the constraints added inside with family `name` (STRUCTURE when None)."""
