@@ -7,8 +7,8 @@ test silences warnings by name with the top-level key `silence: [name, ...]`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from .errors import Warn
 from .elaborate import (Elab, Event, compatible, may_acquire, may_release, strong_atomic,
                         SYNC_AS_PREFIX)
 from .ir import LEVEL_NAME, WORKGROUP, Test
@@ -40,23 +40,22 @@ WARNINGS = {
         "thread, so program order to and from them is not in happens-before (S001)",
 }
 
-
-@dataclass(frozen=True)
-class Warning:
-    name: str
-    file: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: warning [{self.name}]: {self.message}"
-
-    def record(self) -> dict:
-        return {"name": self.name, "file": self.file, "line": self.line,
-                "message": self.message}
+# warnings other stages attach (elaborate.py), silenced by the same key
+ELAB_WARNINGS = {
+    "cluster-without-clusters":
+        "a cluster number on a target without workgroup clusters: the cluster is the whole "
+        "agent (docs/semantics.md R-cluster-placement)",
+}
+ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}
 
 
-def lint(test: Test, elab: Elab) -> list[Warning]:
+def Warning(name: str, file: str, line: int, message: str) -> Warn:
+    """A lint warning is an errors.Warn whose code is its name (one channel for every warning:
+    printed after the table, `warnings` in --json, silenced by name)."""
+    return Warn(name, message, file, line)
+
+
+def lint(test: Test, elab: Elab) -> list[Warn]:
     """Every warning for the test, minus those it silences; sorted by line, then name."""
     out: list[Warning] = []
     ev = [e for e in elab.events if not e.is_init]
@@ -144,8 +143,8 @@ def lint(test: Test, elab: Elab) -> list[Warning]:
                  f"operation of its thread ({', '.join(s.label for s in syncs)}): they do not "
                  "order it")
     silenced = set(getattr(test, "silence", None) or ())
-    out = [w for w in out if w.name not in silenced]
-    return sorted(set(out), key=lambda w: (w.line, w.name, w.message))
+    out = [w for w in out if w.code not in silenced]
+    return sorted(set(out), key=lambda w: (w.line, w.code, w.message))
 
 
 def _pub_locs(el: Elab, a: Event) -> set:

@@ -871,12 +871,12 @@ def _parse_text(text: str, file: str) -> Test:
                                             item.line, item.literal))
     silence = []
     if "silence" in top:   # warnings this test silences by name (amdmm_smt/lint.py)
-        from .lint import WARNINGS
+        from .lint import ALL_WARNINGS
         for item in _want(top["silence"][1], list, "silence", file):
             wname = _want(item, str, "a warning name in silence", file)
-            if wname not in WARNINGS:
+            if wname not in ALL_WARNINGS:
                 raise LitmusError(f"unknown warning '{show(wname)}' in silence (known: "
-                                  f"{', '.join(sorted(WARNINGS))})", file, item.line)
+                                  f"{', '.join(sorted(ALL_WARNINGS))})", file, item.line)
             silence.append(wname)
     return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
                 silence=silence,

@@ -110,7 +110,9 @@ def model_lines(results: list[Result]) -> list[str]:
 def warnings_of(r: Result) -> list:
     """The result's warnings (elaboration) and the test's own, if a stage attached any."""
     ws = set(getattr(r, "warnings", None) or []) | set(getattr(r.test, "warnings", None) or [])
-    return sorted(ws, key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
+    silenced = set(getattr(r.test, "silence", None) or [])
+    return sorted((w for w in ws if w.code not in silenced),
+                  key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
 
 
 def all_warnings(results: list[Result]) -> list:
