@@ -58,6 +58,10 @@ class Options:
     null_wait: str = "last-joined"
     cluster_drop: str = "workgroup"
     async_model: str = "seed-004"
+    # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
+    # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
+    # accesses LDS, for every question) or "data" (any operation, for questions about LDS).
+    lds_scope: str = "instruction"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
@@ -68,7 +72,8 @@ CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")
            "barrier_scopes": ("overlap", "inclusive"), "drop_race": ("formal", "completion"),
            "named_init": ("required", "signal-var"), "null_wait": ("last-joined", "noop"),
            "cluster_drop": ("workgroup", "wave"),
-           "async_model": ("seed-004", "upstream-stages")}
+           "async_model": ("seed-004", "upstream-stages"),
+           "lds_scope": ("instruction", "data")}
 
 
 @dataclass(frozen=True)
