@@ -48,11 +48,33 @@ def test_engines_agree_on_the_corpus():
     from amdmm_smt.parse import parse_file
     from amdmm_smt.reference import run_reference
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
+    barrier_skipped = 0
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
         m = get_model(t.model)
+        if reference_refuses_barriers(t, m):
+            barrier_skipped += 1
+            continue
         a, b = run_test(t, m), run_reference(t, m)
         if a.thin_air:        # unbounded outcomes: neither engine can list them
             assert not b.complete, f
             continue
         assert b.complete and a.states == b.states, f
+    print(f"\n{barrier_skipped} barrier corpus tests skipped: the reference engine raises "
+          "ReferenceUnsupported for them (its barrier family has not landed)")
+
+
+def reference_refuses_barriers(t, m) -> bool:
+    """A barrier test is skipped only while the reference engine raises ReferenceUnsupported
+    for it (counted and printed by the callers, never silently)."""
+    from amdmm_smt.reference import ReferenceUnsupported
+    el = elaborate(t, m)
+    if el.barrier is None:
+        return False
+    try:
+        reference_outcomes(el, limit=200_000)
+    except ReferenceUnsupported:
+        return True
+    except ReferenceTooBig:
+        return False
+    return False
