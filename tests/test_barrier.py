@@ -192,3 +192,21 @@ def test_json_and_table_report_the_rule_and_a_run():
 def test_undefined_key_is_validated():
     with pytest.raises(LitmusError, match="undefined must be 'some'"):
         parse_text(SPLIT.format(target="gfx1200", id=-1) + "undefined: all\n", "f.yaml")
+
+
+@pytest.mark.parametrize("waves,phases,split", [(w, p, s) for w in (1, 2, 3, 4)
+                                                for p in (1, 2, 3) for s in (False, True)
+                                                if w * p <= 9])
+def test_static_fast_path_equals_the_enumeration(waves, phases, split):
+    """encode/barrier.py's static fast path for uniform workgroup barriers gives exactly what
+    enumerating every run gives (docs 10.4)."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from barrier_scaling import family
+    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.encode import barrier as bar
+    t = parse_text(family(waves, phases, split), "f.yaml")
+    el = elaborate(t, get_model(None))
+    fast, full = bar.analyse(el), bar.analyse(el, enumerate_only=True)
+    assert fast.runs == 1 < full.runs or waves == 1
+    assert fast.outcomes == full.outcomes and full.ub == {} and fast.ub == {}
