@@ -197,7 +197,8 @@ def test_undefined_key_is_validated():
 @pytest.mark.parametrize("waves,phases,split", [(w, p, s) for w in (1, 2, 3, 4)
                                                 for p in (1, 2, 3) for s in (False, True)
                                                 if w * p <= 9])
-def test_static_fast_path_equals_the_enumeration(waves, phases, split):
+@pytest.mark.parametrize("model", ["seed", "pr170447"])
+def test_static_fast_path_equals_the_enumeration(waves, phases, split, model):
     """encode/barrier.py's static fast path for uniform workgroup barriers gives exactly what
     enumerating every run gives (docs 10.4)."""
     import sys
@@ -206,7 +207,7 @@ def test_static_fast_path_equals_the_enumeration(waves, phases, split):
     from amdmm_smt.elaborate import elaborate
     from amdmm_smt.encode import barrier as bar
     t = parse_text(family(waves, phases, split), "f.yaml")
-    el = elaborate(t, get_model(None))
+    el = elaborate(t, get_model(model))
     fast, full = bar.analyse(el), bar.analyse(el, enumerate_only=True)
     assert fast.runs == 1 < full.runs or waves == 1
     assert fast.outcomes == full.outcomes and full.ub == {} and fast.ub == {}

@@ -18,7 +18,7 @@ from typing import Optional
 import z3
 
 from ..elab_barrier import BarOp, BarrierInfo
-from ..elaborate import Elab
+from ..elaborate import Elab, may_acquire, may_release
 from ..ir import is_acquire, is_release
 from .logic import AND, NOT, OR, B
 
@@ -40,7 +40,7 @@ class BarrierTooBig(Exception):
 class Outcome:
     pairs: frozenset          # (arrive id, wait id): bexec(arrive, wait), both fenced
     isfirst: tuple            # ((arrive id, 0|1), ...)
-    bmo: tuple = ()           # pr170447: ((instance, (op ids in bmo order)), ...)
+    bmo: tuple = ()           # pr170447: bmo pairs (a, b) that hb could contradict
 
 
 @dataclass
@@ -78,6 +78,7 @@ class _Runs:
         # the workgroup of every wave (cluster-arrive-twice)
         self.wg_of = [info.waves[w][:3] for w in range(self.nw)]
         self.relevant_arrives, self.relevant_waits = self._fenced()
+        self.rel_after, self.acq_before = self._may_hb()
         self.outcomes: set = set()
         self.ub: dict = {}
 
@@ -98,6 +99,25 @@ class _Runs:
                     if op.kind == "wait" and is_acquire(e.order) and e.pos > p:
                         acq.add(op.id)
         return rel, acq
+
+    def _may_hb(self):
+        """Operations with a release-capable event program-ordered after them (in a thread of
+        their wave) / an acquire-capable event before them: only between those can
+        happens-before relate two barrier operations (pr170447's bmo consistency)."""
+        el = self.elab
+        after, before = set(), set()
+        if not self.v003:
+            return after, before
+        for op in self.ops:
+            for t, p in op.tpos.items():
+                for e in el.events:
+                    if e.thread != t:
+                        continue
+                    if e.pos > p and may_release(e):
+                        after.add(op.id)
+                    if e.pos < p and may_acquire(e):
+                        before.add(op.id)
+        return after, before
 
     # state: (pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, trace-free)
     def initial(self):
@@ -279,10 +299,14 @@ class _Runs:
                           for a in self.relevant_arrives if reach[a] >> w & 1)
         bm = ()
         if self.v003:
-            per: dict = {}
-            for o in bmo:
-                per.setdefault(self.ops[o].obj, []).append(o)
-            bm = tuple(sorted((repr(k), tuple(v)) for k, v in per.items()))
+            # only the bmo pairs (a before b) that happens-before could contradict: b's wave
+            # has a release-capable event after b, a's wave an acquire-capable one before a
+            # (otherwise hb(b, a) is impossible and the order is invisible)
+            bm = tuple(sorted((a, b) for i, a in enumerate(bmo) for b in bmo[i + 1:]
+                              if self.ops[a].obj == self.ops[b].obj
+                              and self.ops[a].wave is not None and self.ops[b].wave is not None
+                              and self.ops[a].wave != self.ops[b].wave
+                              and b in self.rel_after and a in self.acq_before))
         self.outcomes.add(Outcome(pairs, tuple(sorted(isfirst)), bm))
 
     def _ub(self, rule, opid, st, parent):
@@ -398,7 +422,7 @@ class _Runs:
 
 
 def _uniform_phases(r: _Runs) -> Optional[dict]:
-    """The static fast path (seed-002 only): every object is a workgroup barrier (hardware
+    """The static fast path: every object is a workgroup barrier (hardware
     init with E = the number of waves, every wave joined at launch), there are no isfirst
     registers and no count updates, and every wave of a workgroup performs the same number n
     of arrive-then-wait pairs (s.barrier, or signal then wait). Then every run has the same
@@ -408,10 +432,17 @@ def _uniform_phases(r: _Runs) -> Optional[dict]:
     complete before it), and no UB rule is broken (each arrive participates in its own
     wave's next wait, which is program-ordered before the drop; phase k's operations reach
     only waits of phases >= k). Returns the wait -> phase map, or None when the pattern does
-    not apply (tests/test_barrier.py checks it against the enumeration)."""
+    not apply (tests/test_barrier.py checks it against the enumeration). Under pr170447 the
+    same holds (the WIP rule "a signal's successor is a wait" holds) when no bmo order between
+    two waves could be contradicted by happens-before (see _may_hb)."""
     info = r.info
-    if r.v003 or info.isfirst_regs or info.wg_drops or any(o[0] != "wg" for o in r.insts):
+    if info.isfirst_regs or info.wg_drops or any(o[0] != "wg" for o in r.insts):
         return None
+    if r.v003 and any(a.obj == b.obj and a.wave != b.wave and b.id in r.rel_after
+                      and a.id in r.acq_before for a in r.ops for b in r.ops
+                      if a.modifies and b.modifies and a.wave is not None
+                      and b.wave is not None):
+        return None    # pr170447: the bmo order could matter (hb consistency)
     pw: dict = {}
     by_inst: dict = {}
     for w, ids in enumerate(info.wave_ops):
@@ -528,22 +559,21 @@ def hb_consistency(x) -> None:
     event after b in b's wave happens-before some memory event before a in a's wave)."""
     el = x.elab
     info = el.barrier
+    memo: dict = {}
+
+    def hb_ops(b, a):
+        """some event after barrier operation b happens-before some event before a"""
+        if (b, a) not in memo:
+            A, Bo = info.ops[a], info.ops[b]
+            memo[(b, a)] = OR(x.hb(e, f, sp) for e in el.events
+                              if not e.is_init and e.thread in Bo.tpos
+                              and e.pos > Bo.tpos[e.thread]
+                              for f in el.events
+                              if not f.is_init and f.thread in A.tpos
+                              and f.pos < A.tpos[f.thread]
+                              for sp in el.spaces)
+        return memo[(b, a)]
     for k, o in enumerate(x.bar.outcomes):
-        bad = []
-        for _, seq in o.bmo:
-            for i, a in enumerate(seq):
-                for b in seq[i + 1:]:
-                    A, Bo = info.ops[a], info.ops[b]
-                    if A.wave is None or Bo.wave is None or A.wave == Bo.wave:
-                        continue
-                    for e in el.events:
-                        if e.is_init or e.thread not in Bo.tpos or e.pos <= Bo.tpos[e.thread]:
-                            continue
-                        for f in el.events:
-                            if f.is_init or f.thread not in A.tpos or \
-                                    f.pos >= A.tpos[f.thread]:
-                                continue
-                            for sp in el.spaces:
-                                bad.append(x.hb(e, f, sp))
+        bad = [hb_ops(b, a) for (a, b) in o.bmo]
         if bad:
             x.ctx.add(OR(NOT(x.bar_pick[k]), NOT(OR(bad))))
