@@ -279,13 +279,21 @@ def _bar_ops(rng, kind: str, phase: int, ub: bool, same_wave: list) -> list:
             ops.append("call void @llvm.amdgcn.s.barrier.join(ptr addrspace(3) @nb)")
         ops.append("call void @llvm.amdgcn.s.barrier.signal.var(ptr addrspace(3) @nb, i32 0)")
         if not (ub and rng.random() < 0.5):
-            ops.append("call void @llvm.amdgcn.s.barrier.wait(i16 1)")
+            ops.append(f"call void @llvm.amdgcn.s.barrier.wait(i16 {rng.choice([0, 1])})")
+        if rng.random() < 0.15:       # unjoin through NULL, then a leave that is a no-op
+            ops += ["call void @llvm.amdgcn.s.barrier.join(ptr addrspace(3) null)",
+                    "call void @llvm.amdgcn.s.barrier.leave()"]
+        elif rng.random() < 0.15:
+            ops.append("call void @llvm.amdgcn.s.barrier.leave()")
         return ops
     bid = -3 if kind == "cluster" else -1
     sig = f"call void @llvm.amdgcn.s.barrier.signal(i32 {bid})"
+    if kind == "split" and rng.random() < 0.3:
+        sig = f"%f{phase} = call i1 @llvm.amdgcn.s.barrier.signal.isfirst(i32 {bid})"
     wait = f"call void @llvm.amdgcn.s.barrier.wait(i16 {bid})"
     if ub:
-        return rng.choice([[sig], [wait, sig], [sig, sig, wait]])
+        plain = f"call void @llvm.amdgcn.s.barrier.signal(i32 {bid})"
+        return rng.choice([[sig], [wait, sig], [sig, plain, wait]])
     return [sig, wait]
 
 

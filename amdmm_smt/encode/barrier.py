@@ -19,6 +19,7 @@ import z3
 
 from ..elab_barrier import BarOp, BarrierInfo
 from ..elaborate import Elab, may_acquire, may_release
+from ..errors import Unsupported
 from ..ir import is_acquire, is_release
 from .logic import AND, NOT, OR, B
 
@@ -30,10 +31,6 @@ UNINIT, INIT_COUNT, SIGNAL_VAR, DROP_NEG, DROP_NO_JOIN, DROP_RACE, WAIT_NO_JOIN,
         "cluster-arrive-twice", "wait-never-completes", "wip-signal-then-wait")
 
 MAX_STATES = 3_000_000
-
-
-class BarrierTooBig(Exception):
-    pass
 
 
 @dataclass(frozen=True)
@@ -270,7 +267,10 @@ class _Runs:
                     seen[nxt] = None
                     parent[nxt] = (st, opid)
                     if len(seen) > MAX_STATES:
-                        raise BarrierTooBig(f"more than {MAX_STATES} barrier states")
+                        raise Unsupported(f"more than {MAX_STATES} states of the barrier "
+                                          "operations: too many waves for the enumeration "
+                                          "of runs (docs/semantics.md 10.4)",
+                                          self.elab.test.file, self.elab.test.line)
                     stack.append(nxt)
         self.states = len(seen)
 
