@@ -274,6 +274,13 @@ class _Runs:
                     stack.append(nxt)
         self.states = len(seen)
 
+    def _trace_ids(self, st, parent) -> list[int]:
+        out = []
+        while parent.get(st) is not None:
+            st, opid = parent[st]
+            out.append(opid)
+        return out[::-1]
+
     def _trace(self, st, parent) -> list[str]:
         out = []
         while parent.get(st) is not None:
