@@ -76,6 +76,8 @@ class _Runs:
         self.wg_of = [info.waves[w][:3] for w in range(self.nw)]
         self.relevant_arrives, self.relevant_waits = self._fenced()
         self.rel_after, self.acq_before = self._may_hb()
+        self.alternating = self._alternating()
+        self.reduce = True
         self.outcomes: set = set()
         self.ub: dict = {}
 
@@ -245,6 +247,56 @@ class _Runs:
         return (tuple(pcs), wgdone, tuple(inst), frozenset(joined), frozenset(waiting),
                 frozenset(tokens.items()), frozenset(matched), frozenset(isfirst), bmo)
 
+    def _alternating(self) -> set:
+        """Workgroup barriers on which every wave alternates arrive, wait (each arrive is
+        followed on that instance by a wait before its next arrive or its drop). There a wait
+        step may be explored alone (partial-order reduction): while a wave that arrived sits
+        before its wait, no second completion can happen (E counts it, the other waves arrive
+        at most once before their own waits), so waiting now or after the completion (a token
+        consumed later) matches the same phase."""
+        out = set()
+        for o in self.insts:
+            if o[0] != "wg":
+                continue
+            ok = True
+            for ids in self.info.wave_ops:
+                seq = [self.ops[i].kind for i in ids if self.ops[i].obj == o
+                       and not self.ops[i].implicit]
+                if len(seq) % 2 or any(seq[k] != ("arrive", "wait")[k % 2]
+                                       for k in range(len(seq))):
+                    ok = False
+            if ok:
+                out.add(o)
+        return out
+
+    def _quiet(self, st, en):
+        """Partial-order reduction (waits on alternating workgroup barriers: _alternating); an enabled arrive (no isfirst, no count) or drop on a
+        workgroup barrier that no wave will wait on again (none blocked on it, no wait on it
+        left in any wave) is independent of every other step: its only effects are E and C
+        of that instance (order-independent: E only decreases, C's completions are delivered
+        to nobody who waits) and the formal drop-race rule reads participation, which no
+        longer changes. So one such step is explored alone (seed-002, drop_race formal)."""
+        pcs, waiting = st[0], st[4]
+        for opid in en:
+            op = self.ops[opid]
+            if op.kind == "wait" and op.obj in self.alternating:
+                return [opid]
+        if self.v003 or self.opt.drop_race != "formal":
+            return None
+        for opid in en:
+            op = self.ops[opid]
+            if op.kind not in ("arrive", "drop") or op.regs or op.count is not None \
+                    or op.obj is None or op.obj[0] != "wg":
+                continue
+            if any(w in waiting and self.ops[self.info.wave_ops[w][pcs[w]]].obj == op.obj
+                   for w in range(self.nw)):
+                continue
+            if any(self.ops[i].kind == "wait" and self.ops[i].obj == op.obj
+                   for w in range(self.nw) for i in self.info.wave_ops[w][pcs[w]:]):
+                continue
+            return [opid]
+        return None
+
     def explore(self):
         start = self.initial()
         seen = {start: None}
@@ -253,6 +305,8 @@ class _Runs:
         while stack:
             st = stack.pop()
             en = self.enabled(st)
+            if self.reduce:
+                en = self._quiet(st, en) or en
             if not en:
                 self._finish(st, parent)
                 continue
@@ -471,8 +525,11 @@ def _uniform_phases(r: _Runs) -> Optional[dict]:
     return pw
 
 
-def analyse(elab: Elab, enumerate_only: bool = False) -> Analysis:
+def analyse(elab: Elab, enumerate_only: bool = False, reduce: bool = True) -> Analysis:
+    """`enumerate_only`: no static fast path; `reduce`: partial-order reduction (both only
+    for tests/test_barrier.py, which checks that they change nothing)."""
     r = _Runs(elab)
+    r.reduce = reduce
     pw = None if enumerate_only else _uniform_phases(r)
     if pw is not None:
         reach = r._bexec(pw)
