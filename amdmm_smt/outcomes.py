@@ -39,6 +39,7 @@ class Result:
     undefined: bool = False
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
+    ub: Optional[dict] = None  # undefined behaviour found (docs 10.6): rule, all, op, run
     why: str = ""              # when not complete: what stopped the enumeration, in words
     warnings: list = field(default_factory=list)    # errors.Warn about the test, sorted
     options: tuple = ()        # the model options that differ from the default: ((k, v), ...)
@@ -210,20 +211,34 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
             "an await loop"))
     if ub is not None:
         thread, line = ub
-        where = f"branch on undef at {thread}, line {line} (LangRef br: immediate undefined " \
-                "behaviour)"
-        res.cf_ub = ub
         every = complete and not states
-        if test.expect == "undefined":
+        res.cf_ub = ub
+        # the record of docs 10.6 (R-bar-ub), judged the same way
+        res.ub = {"rule": "branch-on-undef", "all": every, "op": f"{thread} line {line}",
+                  "run": [f"{thread} branches on an undef condition (LangRef br: immediate "
+                          "undefined behaviour; docs 14.5)"], "rules": ["branch-on-undef"]}
+        where = f"branch on undef at {thread}, line {line}"
+        if every:
+            if test.expect == "undefined":
+                for v in res.verdicts:
+                    if v.kind == "undefined":
+                        v.detail += f" ({where})"
+            else:
+                res.verdicts.append(Verdict("undefined", "defined", "fail",
+                                            f"undefined behaviour in every execution: {where}"))
+        elif getattr(test, "undefined", None) == "some":
+            res.verdicts.append(Verdict("undefined", "some", "pass",
+                                        f"undefined in some executions: {where}"))
+        elif test.expect != "undefined":
+            res.verdicts.append(Verdict("undefined", "defined", "fail",
+                                        f"undefined behaviour in some executions: {where} (a "
+                                        "test that means it declares `undefined: some`)"))
+        else:
             for v in res.verdicts:
                 if v.kind == "undefined":
-                    v.detail += f" ({where})" if every else \
-                        f"; undefined only in some executions: {where}"
-        else:
-            res.verdicts.append(Verdict(
-                "undefined", "defined", "fail",
-                f"undefined behaviour in {'every execution' if every else 'some executions'}: "
-                f"{where}"))
+                    v.detail += f"; undefined only in some executions: {where}"
+    elif complete and getattr(test, "undefined", None) == "some":
+        res.verdicts.append(Verdict("undefined", "some", "fail", "no execution is undefined"))
     elif test.expect == "undefined" and complete:
         for v in res.verdicts:
             if v.kind == "undefined":

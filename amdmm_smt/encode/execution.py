@@ -23,10 +23,10 @@ RMW_KINDS = ("rmw", "cmpxchg")
 
 
 class Execution:
-    def __init__(self, elab: Elab):
+    def __init__(self, elab: Elab, explaining: bool = False):
         self.elab = elab
         self.ev = elab.events
-        self.ctx = Ctx()
+        self.ctx = Ctx(explaining)
         # values: (undef, value) for every read and every write
         self.rundef: dict[int, B] = {}
         self.rval: dict[int, z3.BitVecRef] = {}
@@ -41,6 +41,12 @@ class Execution:
         self.lo_rel: dict[tuple[int, int], B] = {}
         self.final: dict[str, tuple[B, z3.BitVecRef]] = {}
         self.ub: B = False                    # undefined behaviour (none in the base model)
+        # execution barriers (encode/barrier.py): the analysis, isfirst registers, the
+        # (arrive, wait) pairs in barrier-executes-before and when each holds
+        self.bar = None
+        self.bar_regs: dict = {}
+        self.bar_pair: dict = {}
+        self.bar_pick: list = []
         self._fr: dict[tuple[int, int], B] = {}
         self._comp: dict = {}
         self.cf_ub: list = []                 # docs §14.5: (branch on undef?, thread, line)
@@ -78,6 +84,8 @@ class Execution:
     def regval(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
         """(undef, value) of a register: a read's, or a computation's (docs §14.4)."""
         key = (thread, reg)
+        if key in self.bar_regs:
+            return self.bar_regs[key]
         if key in self.elab.regs:
             i = self.elab.regs[key]
             return self.rundef[i], self.rval[i]
