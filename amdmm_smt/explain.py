@@ -17,6 +17,7 @@ import z3
 
 from . import families as F
 from .elaborate import Elab, Event, elaborate
+from .errors import Unsupported
 from .encode import encode
 from .encode.avvis import av_scope, make_available
 from .encode.execution import Execution
@@ -67,6 +68,10 @@ def _bool(v) -> z3.BoolRef:
 
 def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
             minimise: bool = True) -> Explanation:
+    from .cflow import test_has_cflow
+    if test_has_cflow(test):     # docs/semantics.md 14.6
+        raise Unsupported("explain does not analyse tests with control flow yet (the outcome "
+                          "set of `verify` does; docs/semantics.md 14.6)", test.file, test.line)
     t0 = time.perf_counter()
     deadline = t0 + timeout
     elab = elaborate(test, model)

@@ -864,6 +864,37 @@ class Lowered:
     notes: list = field(default_factory=list)
     barrier_labels: list = field(default_factory=list)
     md: set = field(default_factory=set)
+    loops: bool = False                            # a while loop (bound: assume)
+
+
+def _as_list(body) -> list:
+    if body is None:
+        return []
+    return body if isinstance(body, list) else [body]
+
+
+def _has_flow(body: list) -> bool:
+    for st in body:
+        if isinstance(st, (If, While)):
+            return True
+        if isinstance(st, Block) and _has_flow(st.body):
+            return True
+    return False
+
+
+def _assigned(body: list) -> set:
+    """The variables a statement list assigns (at any depth)."""
+    out: set = set()
+    for st in body:
+        if isinstance(st, Assign) and isinstance(st.target, Var):
+            out.add(st.target.name)
+        elif isinstance(st, Block):
+            out |= _assigned(st.body)
+        elif isinstance(st, If):
+            out |= _assigned(_as_list(st.then)) | _assigned(_as_list(st.other))
+        elif isinstance(st, While):
+            out |= _assigned(_as_list(st.body))
+    return out
 
 
 class _Lower:
@@ -882,8 +913,141 @@ class _Lower:
         return LitmusError(msg, self.file, line)
 
     def run(self) -> Lowered:
+        self.labels = 0
+        self.block = "entry"
+        if _has_flow(self.th.body):      # docs/herd-import.md "Control flow" (issue 11)
+            self.emit("entry:", self.th.line)
         self.stmts(self.th.body)
         return self.out
+
+    # control flow (docs/semantics.md §14; docs/herd-import.md "Control flow")
+    def label(self, hint: str) -> str:
+        self.labels += 1
+        return f"{hint}{self.labels}"
+
+    def start(self, lab: str, line: int) -> None:
+        self.emit(f"{lab}:", line)
+        self.block = lab
+
+    def branch(self, e, t: str, f: str, line: int) -> None:
+        """Branch to t if the C condition e holds, else to f (&&, || short-circuit)."""
+        if isinstance(e, BinOp) and e.op in ("&&", "||"):
+            mid = self.label("cond")
+            if e.op == "&&":
+                self.branch(e.left, mid, f, line)
+            else:
+                self.branch(e.left, t, mid, line)
+            self.start(mid, line)
+            self.branch(e.right, t, f, line)
+            return
+        if isinstance(e, Unary) and e.op == "!":
+            self.branch(e.arg, f, t, line)
+            return
+        preds = {"==": "eq", "!=": "ne", "<": "slt", ">": "sgt", "<=": "sle", ">=": "sge"}
+        if isinstance(e, BinOp) and e.op in preds:
+            a, b = self.value(e.left, None), self.value(e.right, None)
+            if isinstance(a, ConstV) and isinstance(b, ConstV):
+                hold = _fold(e.op, a.value, b.value, self.file, e.line)
+                self.emit(f"br label %{t if hold else f}", e.line)
+                return
+            what = "a compare-exchange result in a comparison"
+            pa = self.operand(a, e.line, what)
+            pb = self.operand(b, e.line, what)
+            c = self.fresh(None, temp="c")
+            self.emit(f"%{c} = icmp {preds[e.op]} i32 {pa}, {pb}", e.line)
+            self.emit(f"br i1 %{c}, label %{t}, label %{f}", e.line)
+            return
+        v = self.value(e, None)
+        ln = getattr(e, "line", line)
+        if isinstance(v, ConstV):
+            self.emit(f"br label %{t if v.value != 0 else f}", ln)
+            return
+        c = self.fresh(None, temp="c")
+        if isinstance(v, FlagV):      # C11: the exchange succeeded iff old == expected
+            self.emit(f"%{c} = icmp eq i32 %{v.old}, %{v.exp}", ln)
+        else:
+            self.emit(f"%{c} = icmp ne i32 {self.operand(v, ln, 'a condition')}, 0", ln)
+        self.emit(f"br i1 %{c}, label %{t}, label %{f}", ln)
+
+    def settle(self, names, line: int) -> None:
+        """Before leaving a block: a variable holding a compare-exchange success flag becomes
+        an i32 register (1 iff old == expected), so that a phi can carry it."""
+        for var in sorted(names):
+            v = self.out.env.get(var)
+            if isinstance(v, FlagV):
+                c, r = self.fresh(None, temp="c"), self.fresh(var)
+                self.emit(f"%{c} = icmp eq i32 %{v.old}, %{v.exp}", line)
+                self.emit(f"%{r} = select i1 %{c}, i32 1, i32 0", line)
+                self.out.env[var] = RegV(r)
+
+    def merge(self, before: dict, arms: list, line: int) -> None:
+        """After a join: each variable (declared before the branch) whose value differs
+        between the arms gets a phi; a variable assigned on one arm only, with no value
+        before, stays unassigned."""
+        env = {}
+        for var in before:
+            vals = [a[var] for a, _ in arms]
+            if all(v == vals[0] for v in vals):
+                env[var] = vals[0]
+            elif any(isinstance(v, UninitV) for v in vals):
+                env[var] = UninitV(line)
+            else:
+                ops = [self.operand(v, line, f"'{var}' (a compare-exchange result) at a join")
+                       for v in vals]
+                r = self.fresh(var)
+                inc = ", ".join(f"[ {o}, %{b} ]" for o, (_, b) in zip(ops, arms))
+                self.emit(f"%{r} = phi i32 {inc}", line)
+                env[var] = RegV(r)
+        self.out.env = env
+
+    def if_stmt(self, s) -> None:
+        t, e, j = self.label("if.then"), self.label("if.else"), self.label("if.end")
+        self.branch(s.cond, t, e, s.line)
+        before = dict(self.out.env)
+        arms = []
+        for lab, body in ((t, s.then), (e, s.other or [])):
+            self.out.env = dict(before)
+            self.start(lab, s.line)
+            self.stmts(_as_list(body))
+            self.settle(before, s.line)
+            arms.append(({k: self.out.env.get(k) for k in before}, self.block))
+            self.emit(f"br label %{j}", s.line)
+        self.start(j, s.line)
+        self.merge(before, arms, s.line)
+
+    def while_stmt(self, s) -> None:
+        h, b, x = self.label("while.cond"), self.label("while.body"), self.label("while.end")
+        self.out.loops = True
+        self.settle(_assigned(_as_list(s.body)) & set(self.out.env), s.line)
+        pre = self.block
+        self.emit(f"br label %{h}", s.line)
+        self.start(h, s.line)
+        before = dict(self.out.env)
+        phis = []
+        for var in sorted(_assigned(_as_list(s.body)) & set(before)):
+            v = before[var]
+            if isinstance(v, UninitV):
+                raise self.err(f"variable '{var}' is assigned in the loop but has no value "
+                               "before it (initialise it: its value after the loop must be "
+                               "defined on every path)", s.line)
+            op = self.operand(v, s.line, f"'{var}' (a compare-exchange result) in a loop")
+            r = self.fresh(var)
+            ir = IRLine("", s.line)
+            self.out.code.append(ir)
+            phis.append((var, r, op, ir))
+            self.out.env[var] = RegV(r)
+        self.branch(s.cond, b, x, s.line)
+        head = dict(self.out.env)
+        self.start(b, s.line)
+        self.stmts(_as_list(s.body))
+        self.settle([v for v, _, _, _ in phis], s.line)
+        latch = self.block
+        self.emit(f"br label %{h}", s.line)
+        for var, r, op, ir in phis:
+            nv = self.operand(self.out.env[var], s.line, f"'{var}' at the end of the loop body")
+            ir.text = f"%{r} = phi i32 [ {op}, %{pre} ], [ {nv}, %{latch} ]"
+        self.out.env = {k: head[k] for k in before}
+        self.start(x, s.line)
 
     # registers
     def fresh(self, hint: Optional[str], suffixes: tuple = ("",), temp: str = "t") -> str:
@@ -914,9 +1078,9 @@ class _Lower:
         if isinstance(s, Block):
             self.stmts(s.body)
         elif isinstance(s, If):
-            raise self.err(f"'if' {CONTROL_FLOW}", s.line)
+            self.if_stmt(s)
         elif isinstance(s, While):
-            raise self.err(f"'while' {CONTROL_FLOW}", s.line)
+            self.while_stmt(s)
         elif isinstance(s, Goto):
             raise self.err(f"'goto' {CONTROL_FLOW}", s.line)
         elif isinstance(s, Label):
@@ -1018,6 +1182,19 @@ class _Lower:
             raise self.err("'&' (taking an address) is not supported", e.line)
         if isinstance(e, Unary):
             a = self.value(e.arg, None)
+            if not isinstance(a, ConstV) and e.op in ("-", "+", "~", "!"):
+                pa = self.operand(a, e.line, f"the operand of '{e.op}'")   # issue 11: IR ops
+                if e.op == "+":
+                    return a
+                r = self.fresh(hint, temp="t")
+                if e.op == "!":
+                    c = self.fresh(None, temp="c")
+                    self.emit(f"%{c} = icmp eq i32 {pa}, 0", e.line)
+                    self.emit(f"%{r} = select i1 %{c}, i32 1, i32 0", e.line)
+                else:
+                    self.emit(f"%{r} = sub i32 0, {pa}" if e.op == "-" else
+                              f"%{r} = xor i32 {pa}, -1", e.line)
+                return RegV(r)
             if not isinstance(a, ConstV):
                 raise self.err(f"'{e.op}' on a value read from memory {ARITH}", e.line)
             x = a.value
@@ -1026,6 +1203,21 @@ class _Lower:
         if isinstance(e, BinOp):
             a = self.value(e.left, None)
             b = self.value(e.right, None)
+            ir_ops = {"+": "add", "-": "sub", "*": "mul", "&": "and", "|": "or", "^": "xor",
+                      "<<": "shl", ">>": "ashr"}
+            cmps = {"==": "eq", "!=": "ne", "<": "slt", ">": "sgt", "<=": "sle", ">=": "sge"}
+            if not (isinstance(a, ConstV) and isinstance(b, ConstV)) and (
+                    e.op in ir_ops or e.op in cmps):      # issue 11: IR arithmetic / icmp
+                pa = self.operand(a, e.line, f"an operand of '{e.op}'")
+                pb = self.operand(b, e.line, f"an operand of '{e.op}'")
+                r = self.fresh(hint, temp="t")
+                if e.op in ir_ops:
+                    self.emit(f"%{r} = {ir_ops[e.op]} i32 {pa}, {pb}", e.line)
+                else:
+                    c = self.fresh(None, temp="c")
+                    self.emit(f"%{c} = icmp {cmps[e.op]} i32 {pa}, {pb}", e.line)
+                    self.emit(f"%{r} = select i1 %{c}, i32 1, i32 0", e.line)
+                return RegV(r)
             if not (isinstance(a, ConstV) and isinstance(b, ConstV)):
                 what = ("a comparison" if e.op in ("==", "!=", "<", ">", "<=", ">=") else
                         "a logical operator" if e.op in ("&&", "||") else f"'{e.op}'")
@@ -1365,6 +1557,10 @@ def _convert(text: str, file: str) -> Imported:
     put("description: |")
     for d in desc:
         put("  " + d if d else "")
+    if any(lo.loops for lo in lowered):
+        # docs/herd-import.md "Control flow": herd7 unrolls loops (-unroll, default 2) and
+        # drops the executions that need more iterations: the await reading
+        put("bound: assume")
     mds = set().union(*(lo.md for lo in lowered))
     if mds:
         put("metadata: |")
@@ -1404,6 +1600,10 @@ def _description(prog: Program, file: str, notes: list, lowered: list) -> list[s
            f"{show(prog.name, 60)}); mapping: docs/herd-import.md.",
            "A .litmus file claims no verdict, so this test has no expect: verify reports "
            "whether the condition is reachable."]
+    if any(lo.loops for lo in lowered):
+        out.append("Its while loops are unrolled (verify --unroll N, default 2) with bound: "
+                   "assume, as herd7 does: executions needing more iterations are not "
+                   "considered (docs/semantics.md 14.2).")
     q = prog.quantifier
     if q is None:
         out.append("The .litmus file has no final condition.")
