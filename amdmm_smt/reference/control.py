@@ -7,7 +7,7 @@ path), and a branch on an undef condition as undefined behaviour."""
 from __future__ import annotations
 
 from ..ir import Reg
-from .common import M32, UNKNOWN, ReferenceUnbounded, _s32
+from .common import M32, UNKNOWN, ReferenceUnsupported, _s32
 
 
 def _icmp(op: str, a: int, b: int) -> int:
@@ -62,8 +62,11 @@ class Control:
             if c is UNKNOWN:
                 if not final:       # a candidate not yet known to be consistent
                     continue
-                raise ReferenceUnbounded("a consistent execution whose branch condition "
-                                         "depends on itself through reads-from")
+                # a value that depends on itself through reads-from, which the branch may
+                # pin (`icmp eq %v, 1`): this engine does not solve for such values
+                raise ReferenceUnsupported("a branch condition whose value depends on itself "
+                                           "through reads-from (out of thin air, possibly "
+                                           "pinned by the branch)")
             if c is None:
                 ub = ub or ("ub", tname, ins.line)
             elif c != int(ins.op):
