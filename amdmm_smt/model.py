@@ -46,11 +46,12 @@ class Options:
     no_thin_air: bool = False
     # Execution-barrier model version: "seed-002" (AMDGPUUsage: init / join / drop / arrive /
     # wait, barrier-arrive-release / barrier-wait-acquire) or "pr170447" (seed 003: signal /
-    # wait / join / leave). Async model version: "seed-004" (asyncmark without stages) or
-    # "upstream-stages" (UP 2.4, stage masks). Neither family is encoded yet: a test that uses
-    # a barrier or async intrinsic is refused ("not supported yet") under every value; the
-    # options exist so that model files name the version they mean today.
+    # wait / join / leave). Not encoded yet: a test that uses a barrier intrinsic is refused
+    # ("not supported yet") under every value.
     barrier_model: str = "seed-002"
+    # docs/semantics.md §11: "seed-004" (S004: async operations program-ordered at their
+    # instruction, one asyncmark sequence, masks ignored) or "upstream-stages" (UP 2.4: async
+    # operations outside program order, one asyncmark sequence per stage).
     async_model: str = "seed-004"
     # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
     # work-group ... is treated as work-group" narrows: "instruction" (an instruction that

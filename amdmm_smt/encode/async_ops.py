@@ -26,3 +26,11 @@ def hb_edges(x: Execution) -> dict:
     is completed-at a wait.asyncmark() operation Y, then A happens-before Y"; S004 H1 / H2
     (docs §11.5 R-async-sufficient, R-async-hb-from-a)."""
     return {(a, b): True for (a, b) in x.elab.async_hb}
+
+
+def porf_edges(x: Execution) -> list:
+    """Option no_thin_air (docs R-no-thin-air): an async operation's write depends on its read,
+    and E-init / E-done order it like program order (docs §11.5), so they join po ∪ rf."""
+    out = list(x.elab.async_hb)
+    out += [(e.id - 1, e.id) for e in x.ev if e.kind == "dma_write"]
+    return out
