@@ -179,5 +179,63 @@ def models():
         console.print(f"{m.name}: {m.description}", markup=False, soft_wrap=True)
 
 
+@main.command("import-herd")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--output", "-o", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory for the YAML tests (created if missing).")
+@click.option("--force", is_flag=True, help="Overwrite existing DIR/<stem>.yaml files.")
+def import_herd(paths, out_dir, force):
+    """Convert herd / Dartagnan C11 / OpenCL .litmus tests (files or directories) into the
+    YAML format, one DIR/<stem>.yaml per input (docs/herd-import.md).
+
+    Nothing is written unless every input converts; an existing output file is an error
+    unless --force. Exit 0 on success, 2 on any error (one `FILE:LINE: problem` line each)."""
+    import os
+    from .herd import import_text, read_litmus
+    files, errors = [], []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(os.path.join(r, n) for r, _, ns in os.walk(p) for n in ns
+                           if n.endswith(".litmus"))
+            if not found:
+                errors.append(f"{p}: no *.litmus files in this directory")
+            files += found
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            errors.append(f"{p}: no such file or directory")
+    outputs: dict[str, tuple[str, str]] = {}
+    for f in dict.fromkeys(files):
+        stem = os.path.splitext(os.path.basename(f))[0]
+        dest = os.path.join(out_dir, stem + ".yaml")
+        try:
+            imp, _ = import_text(read_litmus(f), f)
+        except LitmusError as e:
+            errors.append(str(e))
+            continue
+        except Exception as e:  # never a traceback
+            errors.append(f"{f}: internal error while importing: {type(e).__name__}: {e}")
+            continue
+        if dest in outputs:
+            errors.append(f"{f}: writes {dest}, as {outputs[dest][0]} does (same file stem)")
+            continue
+        if os.path.exists(dest) and not force:
+            errors.append(f"{dest}: exists; not overwritten (use --force)")
+            continue
+        outputs[dest] = (f, imp.yaml)
+    if errors:
+        _fail2("\n".join(errors))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        for dest, (_, text) in sorted(outputs.items()):
+            with open(dest, "w", encoding="utf-8") as fh:
+                fh.write(text)
+    except OSError as e:
+        _fail2(f"{e.filename or out_dir}: cannot write: {e.strerror}")
+    console = Console(highlight=False, emoji=False)
+    for dest, (src, _) in sorted(outputs.items()):
+        console.print(f"{src} -> {dest}", markup=False, soft_wrap=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -146,13 +146,14 @@ def judge(test: Test, model: Model, keys: list, states: list, complete: bool,
     verdicts: list[Verdict] = []
     any_defined = bool(states)
     undefined = complete and not states
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
-        reachable = exists_query()
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
+        reachable = exists_query()   # no expect: a question without a claim, never a failure
         if reachable is None:
-            verdicts.append(Verdict("exists", test.expect, "unknown", "solver gave up"))
+            verdicts.append(Verdict("exists", test.expect or "no claim", "unknown",
+                                    "solver gave up"))
         else:
-            ok = reachable == (test.expect == "allowed")
-            verdicts.append(Verdict("exists", test.expect, "pass" if ok else "fail",
+            ok = test.expect is None or reachable == (test.expect == "allowed")
+            verdicts.append(Verdict("exists", test.expect or "no claim", "pass" if ok else "fail",
                                     f"condition {'reachable' if reachable else 'unreachable'}"))
     if test.expect == "undefined":
         if not complete:

@@ -49,7 +49,10 @@ def print_json(records: list[dict], out) -> None:
 def verdict_text(r: Result) -> str:
     parts = []
     for v in r.verdicts:
-        if v.kind == "exists":
+        if v.kind == "exists" and v.expected == "no claim":
+            parts.append(f"exists (no claim): {v.detail}" if v.status == "pass" else
+                         f"exists (no claim): {v.status} ({v.detail})")
+        elif v.kind == "exists":
             parts.append(f"exists {v.expected}: {v.status} ({v.detail})")
         elif v.kind == "undefined":
             parts.append(f"undefined: {v.status} ({v.detail})")

@@ -12,10 +12,14 @@ from typing import Callable, Optional
 from .errors import LitmusError
 from .ir import Test
 from .model import Model, get_model
+from .herd import load_litmus
 from .parse import parse_file
 from .outcomes import Result
 from .reference import run_reference
 from .solve import run_test
+
+
+EXTS = (".yaml", ".yml", ".litmus")    # .litmus: herd / Dartagnan, imported on the fly (herd.py)
 
 
 def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:
@@ -26,7 +30,7 @@ def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:
             found = []
             for root, dirs, names in os.walk(p):
                 dirs.sort()
-                found += [os.path.join(root, n) for n in names if n.endswith((".yaml", ".yml"))]
+                found += [os.path.join(root, n) for n in names if n.endswith(EXTS)]
             if not found:
                 errors.append((p, f"{p}: no *.yaml or *.yml litmus files in this directory"))
             files += sorted(found)
@@ -54,7 +58,7 @@ def load(paths) -> Batch:
     names: dict[str, str] = {}
     for f in files:
         try:
-            t = parse_file(f)
+            t = load_litmus(f) if f.endswith(".litmus") else parse_file(f)
         except LitmusError as e:
             b.errors.append((f, str(e)))
             continue

@@ -75,7 +75,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     s = _solver(x, left_ms())
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
         # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
         # solver (push / pop), so the enumeration below reuses what it learnt.
         s.push()

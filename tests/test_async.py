@@ -90,6 +90,8 @@ def _load(code, target="gfx1250", model="seed"):
      "ptr addrspace(3) @l, i32 0, i32 0)", "gfx942", "GFX12.5 instruction"),
     ("call void @llvm.amdgcn.load.async.to.lds.p1(ptr addrspace(1) @g)", "gfx1250",
      "takes a global and an LDS pointer"),
+    ("call void @llvm.amdgcn.load.async.to.lds.p1(ptr addrspace(1) @g, ptr addrspace(1) @l, "
+     "i32 4, i32 0, i32 0)", "gfx1250", "is in the local address space"),
     ("%r = call i32 @llvm.amdgcn.load.async.to.lds.p1(ptr addrspace(1) @g, ptr addrspace(3) "
      "@l, i32 4, i32 0, i32 0)", "gfx1250", "returns void"),
 ])
