@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .errors import LitmusError, Unsupported
+from .errors import LitmusError, Unsupported, Warn
 from .ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP,
                  Instr, Test, at_least_monotonic, is_acquire, is_release)
 from .model import Model
@@ -74,6 +74,7 @@ class Elab:
     regs: dict[tuple[str, str], int] = field(default_factory=dict)   # (thread, reg) -> event
     locs: list[str] = field(default_factory=list)
     _by_loc: dict = field(default_factory=dict, repr=False)
+    warnings: list = field(default_factory=list)   # errors.Warn: accepted, but worth saying
     # docs §11.5: the happens-before edges of async operations (E-init, E-done), all static
     async_hb: list = field(default_factory=list)
 
@@ -184,15 +185,23 @@ def elaborate(test: Test, model: Model) -> Elab:
         raise LitmusError(str(e), test.file, test.line) from None
 
     paths = []
+    warnings = []
     for i, t in enumerate(test.threads):
         if t.cluster != 0 and not target.clusters:
-            raise LitmusError(f"thread {t.name}: target {target.name} has no workgroup "
-                              f"clusters, so cluster: {t.cluster} names nothing", test.file,
-                              t.place_lines.get("cluster", t.line))
+            # The format accepts every placement key on every target. S002: on a target
+            # without workgroup cluster launch mode cluster scope "behaves like agent scope";
+            # the cluster instance is the agent's, and the number only tells workgroups apart
+            # (docs/semantics.md, "Placement on targets without clusters").
+            warnings.append(Warn("cluster-without-clusters",
+                                 f"thread {t.name}: target {target.name} has no workgroup "
+                                 f"clusters; cluster: {t.cluster} is accepted, the cluster is "
+                                 "the whole agent (cluster scope behaves as agent scope)",
+                                 test.file, t.place_lines.get("cluster", t.line)))
         wave = t.wavefront if t.wavefront is not None else ("own", i)
         a, c, g = t.agent, t.cluster, t.workgroup
-        paths.append({SYSTEM: (), AGENT: (a,), CLUSTER: (a, c), WORKGROUP: (a, c, g),
-                      WAVEFRONT: (a, c, g, wave), SINGLETHREAD: (a, c, g, wave, i)})
+        paths.append({SYSTEM: (), AGENT: (a,), CLUSTER: (a, c) if target.clusters else (a,),
+                      WORKGROUP: (a, c, g), WAVEFRONT: (a, c, g, wave),
+                      SINGLETHREAD: (a, c, g, wave, i)})
 
     events: list[Event] = []
     locs = [n for n, loc in test.memory.items() if loc.space != "barrier"]
@@ -222,7 +231,8 @@ def elaborate(test: Test, model: Model) -> Elab:
                 regs[(t.name, ins.reg)] = e.id
             if ins.kind == "dma":
                 events.extend(async_events(e, len(events)))
-    el = Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs)
+    el = Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs,
+              warnings=warnings)
     el.async_hb = async_hb_edges(el)
     return el
 

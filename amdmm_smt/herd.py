@@ -1,5 +1,5 @@
 """Import herd / Dartagnan `.litmus` tests in their C11 / OpenCL dialect into the YAML contract
-(shared/litmus-format.md). The mapping, and where verdicts may legitimately differ, is
+(docs/litmus-format.md). The mapping, and where verdicts may legitimately differ, is
 documented in docs/herd-import.md.
 
 Three stages, so that control flow (issue 11) can be added later without rewriting:

@@ -1,4 +1,4 @@
-"""Stage 1: parse a litmus file (shared/litmus-format.md) into `ir.Test`.
+"""Stage 1: parse a litmus file (docs/litmus-format.md) into `ir.Test`.
 
 Every problem raises `LitmusError` naming the file and line. Nothing is silently skipped:
 unknown keys, unknown instructions and undeclared names are errors.
@@ -230,8 +230,11 @@ def _scope(text: Optional[str], ctx: _Ctx, line: int) -> tuple[str, bool]:
         return "", True
     if s.endswith("-one-as"):
         s, one_as = s[: -len("-one-as")], True
+        if not s:   # the contract spells system-one-as `one-as`; "-one-as" is no scope name
+            raise ctx.err('unknown syncscope "-one-as" (system scope, one address space, is '
+                          'spelled "one-as")', line)
     if s not in SCOPE_LEVEL:
-        raise ctx.err(f'unknown syncscope "{text}" (expected one of: "", agent, cluster, '
+        raise ctx.err(f'unknown syncscope "{show(text)}" (expected one of: "", agent, cluster, '
                       "workgroup, wavefront, singlethread, optionally with -one-as)", line)
     return s, one_as
 
@@ -534,6 +537,7 @@ class _CondParser:
         self.toks: list[tuple[str, str]] = []
         self.lines: list[int] = []      # the file line of each token
         self.depth = 0
+        self.i = 0
         pos = 0
         s = text
         while pos < len(s) and s[pos].isspace():
@@ -543,7 +547,7 @@ class _CondParser:
             tline = line + 1 + s.count("\n", 0, pos) if literal else line
             if not m or m.end() == pos:
                 self.line = tline
-                raise self.err(f"cannot read '{show(s[pos:pos + 12])}'")
+                raise self._stray(s, pos)
             kind = m.lastgroup
             val = m.group(kind)
             if kind == "op":
@@ -554,6 +558,18 @@ class _CondParser:
             while pos < len(s) and s[pos].isspace():
                 pos += 1
         self.i = 0
+
+    def _stray(self, s: str, pos: int) -> LitmusError:
+        """A character no token starts with: name it; for herd's connectives a hint."""
+        ch = s[pos]
+        text = " ".join(self.text.split())
+        msg = f"unexpected '{show(ch)}' in condition \"{show(text, 120)}\""
+        if ch in "/\\":
+            msg += (" (herd's /\\ and \\/ need single quotes or a block scalar: inside double "
+                    "quotes YAML reads the backslash as an escape; or write && and ||)")
+        elif ch in "&|":
+            msg += " (and is && or /\\, or is || or \\/)"
+        return LitmusError(msg, self.test.file, self.line)
 
     def err(self, msg: str) -> LitmusError:
         if self.toks and 0 < self.i <= len(self.lines):

@@ -86,6 +86,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         s.pop()
     states: list[State] = []
     complete = True
+    why = ""
     thin_air = _thin_air(test, x, s, left_ms)
     while not thin_air:
         s.set("timeout", left_ms())
@@ -94,6 +95,8 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
             break
         if r == z3.unknown or len(states) >= max_outcomes:
             complete = False
+            why = (f"stopped at {max_outcomes} outcomes" if r != z3.unknown else
+                   f"the solver gave up ({s.reason_unknown()}) within --timeout {timeout:g} s")
             break
         m = s.model()
         vals, block = [], []
@@ -118,6 +121,8 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         complete = False
     res = judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
+    res.why = why
+    res.warnings = list(elab.warnings)
     return res
 
 
