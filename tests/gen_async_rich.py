@@ -47,10 +47,10 @@ def gen_async_rich(pick) -> Gen:
             return Op("load", loc, scope="", tags=tags())
         if pick([False, False, True]):          # atomic
             if pick([True, False]):
-                return Op("load", loc, 0, True, pick(["monotonic", "acquire"]), None,
+                return Op("load", loc, 0, True, pick(["monotonic", "acquire", "seq_cst"]), None,
                           pick(["workgroup", "agent"]), tags())
-            return Op("store", loc, val(), True, pick(["monotonic", "release"]), None,
-                      pick(["workgroup", "agent"]), tags())
+            return Op("store", loc, val(), True, pick(["monotonic", "release", "seq_cst"]),
+                      None, pick(["workgroup", "agent"]), tags())
         if pick([True, False]):
             return Op("load", loc, scope="", tags=tags())
         return Op("store", loc, val(), scope="", tags=tags())
@@ -72,7 +72,8 @@ def gen_async_rich(pick) -> Gen:
                        tags=tags()))
     for _ in range(pick([0, 1, 2])):
         prod.append(pick([access(["x", "y", "l", "m"], True), access(["x", "y", "l", "m"]),
-                          Op("fence", "x", 0, False, pick(["release", "acquire", "acq_rel"]),
+                          Op("fence", "x", 0, False, pick(["release", "acquire", "acq_rel",
+                                                           "seq_cst"]),
                              None, pick(["workgroup", "agent"]), tags())]))
     other_wg = pick([False, False, False, True])
     scope = "agent" if other_wg else pick(["workgroup", "agent"])
