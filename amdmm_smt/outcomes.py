@@ -39,6 +39,7 @@ class Result:
     undefined: bool = False
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
+    ub: Optional[dict] = None  # undefined behaviour found (docs 10.6): rule, all, op, run
     why: str = ""              # when not complete: what stopped the enumeration, in words
     warnings: list = field(default_factory=list)    # errors.Warn about the test, sorted
     options: tuple = ()        # the model options that differ from the default: ((k, v), ...)

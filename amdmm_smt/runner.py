@@ -159,6 +159,20 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
                           t.model_line) from None
 
 
+def lint_tests(tests: list[Test], model_name: Optional[str]) -> dict:
+    """Static warnings per test file (amdmm_smt/lint.py). A test that cannot be elaborated
+    has none here: its error is reported by the run."""
+    from .elaborate import elaborate
+    from .lint import lint
+    out = {}
+    for t in tests:
+        try:
+            out[t.file] = lint(t, elaborate(t, model_for(t, model_name)))
+        except LitmusError:
+            out[t.file] = []
+    return out
+
+
 def _one(args) -> tuple[Optional[Result], Optional[str]]:
     t, model_name, timeout, memory_mb, engine = args
     try:
