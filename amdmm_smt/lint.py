@@ -102,8 +102,11 @@ def lint(test: Test, elab: Elab) -> list[Warn]:
     for e in ev:
         if not e.is_fence or e.order == "seq_cst":   # seq_cst fences also order through psc
             continue
-        after = any(w.writes and strong_atomic(w) and elab.po(e, w) for w in ev)
-        before = any(r.reads and strong_atomic(r) and elab.po(r, e) for r in ev)
+        bar_rel, bar_acq = _barrier_fences(elab)
+        after = e.id in bar_rel or any(w.writes and strong_atomic(w) and elab.po(e, w)
+                                       for w in ev)
+        before = e.id in bar_acq or any(r.reads and strong_atomic(r) and elab.po(r, e)
+                                        for r in ev)
         rel, acq = may_release(e), may_acquire(e)
         if (rel and acq and not after and not before) or (rel and not acq and not after) or (
                 acq and not rel and not before):
@@ -169,6 +172,8 @@ def _may_hb(el: Elab) -> set:
     ev = [e for e in el.events if not e.is_init]
     edges = {(a.id, b.id) for a in ev for b in ev if el.po(a, b)}
     edges |= set(getattr(el, "async_hb", ()))      # async completion (S004; docs §11.5)
+    bar_rel, bar_acq = _barrier_fences(el)          # barrier-arrive-release / -wait-acquire
+    edges |= {(a, b) for a in bar_rel for b in bar_acq if a != b}   # (docs §10.5), any pair
     for a in ev:
         if not may_release(a):
             continue
@@ -191,3 +196,25 @@ def _may_hb(el: Elab) -> set:
                     stack.append(m)
         reach |= {(e.id, m) for m in seen}
     return reach
+
+
+def _barrier_fences(el: Elab) -> tuple[set, set]:
+    """Release fences program-ordered before a barrier arrive, and acquire fences
+    program-ordered after a barrier wait, in a thread of the operation's wave (docs §10.5:
+    they form barrier-arrive-release / barrier-wait-acquire, which may synchronize)."""
+    info = getattr(el, "barrier", None)
+    if info is None:
+        return set(), set()
+    rel, acq = set(), set()
+    for e in el.events:
+        if not e.is_fence or e.is_init:
+            continue
+        for op in info.ops:
+            p = op.tpos.get(e.thread)
+            if p is None:
+                continue
+            if op.kind == "arrive" and may_release(e) and e.pos < p:
+                rel.add(e.id)
+            if op.kind == "wait" and may_acquire(e) and e.pos > p:
+                acq.add(e.id)
+    return rel, acq
