@@ -2,9 +2,10 @@
 `gen.gen_async`: besides copies both ways, marks and waits with stage masks, they put MMRA tags
 on copies, marks, waits and accesses (S001 compatibility is part of §11.5's po-in-hb), use
 atomic loads / stores of sources and destinations (value rule branch (b) against a non-atomic
-DMA write), release / acquire fences, consumers in the same or (reading global data) another workgroup (§11.3
-R-async-scope), consumers that copy and wait themselves, and a third wave storing to a source
-or destination, with distinct initial values (`render_rich`; target: the default, gfx1250)."""
+DMA write), release / acquire / seq_cst fences, consumers in the same or (reading global data)
+another workgroup (§11.3 R-async-scope), consumers that copy and wait themselves, and a third
+wave storing to a source or destination, with distinct initial values (`render_rich`; target:
+the default, gfx1250)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ on its own: completion, program order, the happens-before edges and the outcomes
 Every expectation below is derived by hand from docs/semantics.md section 11 (S004, UP§2.4) and
 section 6; none comes from running the Z3 engine."""
 
-import textwrap
 from dataclasses import replace
 
 import pytest
@@ -68,6 +67,7 @@ def labels(e: _Engine, done: dict) -> dict:
 
 
 G_L = {"g": ("global", 7), "l": ("local", 0)}
+LOAD_L = "%r0 = load i32, ptr addrspace(3) @l"
 
 
 # ---- completion (docs §11.4) ----------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_program_order_of_async_operations_per_version():
     """[seed-004] A.r / A.w are program-ordered at I's position: after the store before I,
     before the load after I, not ordered with I or each other. [upstream-stages] in no program
     order. I itself is an ordinary event in both. po in hb never involves A.r / A.w."""
-    code = ["store i32 1, ptr addrspace(1) @g", copy("g", "l"), "%r0 = load i32, ptr addrspace(3) @l"]
+    code = ["store i32 1, ptr addrspace(1) @g", copy("g", "l"), LOAD_L]
     for model, inpo in ((SEED, True), (UPSTREAM, False)):
         e = engine(litmus_text(G_L, [code]), model)
         st, i, ar, aw, ld = [x.id for x in e.ev if not x.is_init]
@@ -209,9 +209,6 @@ def test_hb_edges_init_and_done():
 
 
 # ---- outcomes --------------------------------------------------------------------------------
-
-LOAD_L = "%r0 = load i32, ptr addrspace(3) @l"
-
 
 @pytest.mark.parametrize("model", [SEED, UPSTREAM])
 def test_outcomes_wait_long_enough_or_not(model):
