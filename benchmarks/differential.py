@@ -2,19 +2,15 @@
 engines; prints the count of disagreements (target: 0) and writes each one to a directory.
 
     python3 benchmarks/differential.py --count 10000 [--seed 1] [--out /tmp/disagreements]
-<<<<<<< HEAD
-        [--family mixed|plain|async|async-rich]
+        [--family mixed|plain|async|async-rich] [--barriers N]
 
 Families: `plain` (tests/gen.py `litmus`: 2-4 threads, tags, LDS), `async` (tests/gen.py
 `gen_async`), `async-rich` (tests/gen_async_rich.py: async with MMRA tags, atomics, fences,
 another workgroup), `mixed` (default: half plain, a quarter each async family).
-=======
-        [--barriers N]
 
 --barriers N adds N generated execution-barrier tests (tests/gen.py barrier_test); those the
 reference engine refuses (ReferenceUnsupported, until its barrier family lands) are counted
 and printed.
->>>>>>> main
 """
 
 from __future__ import annotations
@@ -42,12 +38,9 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="/tmp/amdmm-disagreements")
-<<<<<<< HEAD
     ap.add_argument("--family", choices=["mixed", "plain", "async", "async-rich"],
                     default="mixed")
-=======
     ap.add_argument("--barriers", type=int, default=0)
->>>>>>> main
     a = ap.parse_args()
     warnings.simplefilter("ignore", NonInteractiveExampleWarning)
     rnd = random.Random(a.seed)
