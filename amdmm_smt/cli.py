@@ -12,7 +12,7 @@ from . import __version__
 from .errors import LitmusError
 from .model import get_model, list_models
 from .report import error_record, print_json, print_table, result_record, summary
-from .runner import load, progress_printer, run_all
+from .runner import collect, load, progress_printer, run_all, run_files
 
 
 def _fail2(msg: str) -> None:
@@ -28,11 +28,13 @@ def main() -> None:
 
 _timeout = click.option("--timeout", default=600.0, show_default=True,
                         type=click.FloatRange(min=0.01),
-                        help="Seconds the solver may spend on one test; past it the test is "
-                             "reported unknown (a failure).")
+                        help="Seconds one test may take, every stage included (parsing, "
+                             "encoding, solving); past it the test is reported unknown (a "
+                             "failure), within about a second.")
 _memory = click.option("--memory", "memory_mb", default=None, type=click.IntRange(min=16),
-                       help="Solver memory limit in MiB per test; past it the test is "
-                            "reported unknown (a failure).")
+                       help="Memory limit in MiB per test (growth of the worker process "
+                            "running it, and Z3's own limit); past it the test is reported "
+                            "unknown (a failure).")
 _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
                      help="Run tests in this many processes (output is the same).")
 
@@ -53,7 +55,16 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
               show_default=True,
               help="smt: the Z3 encoding. reference: the independent explicit enumerator "
                    "(slow; for small tests and as a second opinion).")
-def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine):
+@click.option("--decide-only", is_flag=True,
+              help="Answer each expectation with its own solver queries without listing "
+                   "every outcome (an `outcomes:` list is checked state by state, plus one "
+                   "query for any state outside it). Same verdicts, much faster on big tests.")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run the tests on a Dask distributed cluster: a scheduler address "
+                   "(tcp://host:8786) or `local` for a LocalCluster on this machine. "
+                   "Needs the `cluster` extra. Output is the same as a local run.")
+def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
+           decide_only, dask_address):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
@@ -61,17 +72,20 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
         get_model(model_name)
     except LitmusError as e:
         _fail2(str(e))
-    batch = load(paths)
-    bar, tick = progress_printer(len(batch.tests), quiet=as_json)
+    files, _ = collect(paths)
+    bar, tick = progress_printer(len(files), quiet=as_json)
     if bar:
         bar.start()
     try:
-        runs = run_all(batch.tests, model_name, timeout, jobs, tick, memory_mb, engine)
+        runs, load_errors = run_files(paths, model_name, timeout, jobs, tick, memory_mb, engine,
+                                      decide_only, dask_address)
+    except LitmusError as e:
+        _fail2(str(e))
     finally:
         if bar:
             bar.stop()
     results = [r for _, r, e in runs if r is not None]
-    errors = sorted(batch.errors + [(t.file, e) for t, _, e in runs if e])
+    errors = sorted(load_errors + [(t.file, e) for t, _, e in runs if e])
     if as_json:
         records = [result_record(r, timing=not no_timing) for r in results]
         records += [error_record(f, m) for f, m in errors]
@@ -82,7 +96,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
         console.print(summary(results, errors), markup=False)
     if junit_path:
         from .junit import write_junit
-        write_junit(junit_path, "amdmm-smt", runs, batch.errors)
+        write_junit(junit_path, "amdmm-smt", runs, load_errors)
     for _, m in errors:
         err.print(m, markup=False, soft_wrap=True)
     if errors:

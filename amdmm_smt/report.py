@@ -22,6 +22,8 @@ def result_record(r: Result, timing: bool = True) -> dict:
         "status": r.status,
         "complete": r.complete,
         **({"thin_air": True} if getattr(r, "thin_air", False) else {}),
+        **({"limit": r.limit} if getattr(r, "limit", None) else {}),
+        **({"listed": False} if not getattr(r, "listed", True) else {}),
         "outcomes": [{k: ("undef" if v is None else v) for k, v in s} for s in r.states],
         "verdicts": [
             {"kind": v.kind, "expected": v.expected, "status": v.status, "detail": v.detail,
@@ -64,6 +66,8 @@ def verdict_text(r: Result) -> str:
         parts.append("outcomes unbounded: a read can return a value out of thin air (load "
                      "buffering through data dependencies; the model has no no-thin-air "
                      "axiom); exists conditions are still decided exactly")
+    elif getattr(r, "limit", None):
+        parts.append(f"stopped: {r.limit}")
     elif not r.complete:
         parts.append("enumeration incomplete: solver gave up within --timeout")
     if not parts:
@@ -84,6 +88,8 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
         outs = "\n".join(format_state(s) for s in r.states) or "(none)"
         if r.test.expect == "undefined" and r.undefined:
             outs = "undefined: no defined execution"
+        elif not getattr(r, "listed", True):
+            outs = "(not listed: --decide-only)"
         row = [Text(r.test.name), Text(r.status, style=STYLE[r.status]), Text(outs),
                Text(verdict_text(r))]
         if timing:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -13,7 +12,6 @@ from .errors import LitmusError
 from .ir import Test
 from .model import Model, get_model
 from .parse import parse_file
-from .solve import Result, run_reference, run_test
 
 
 def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:
@@ -46,22 +44,31 @@ class Batch:
     errors: list[tuple[str, str]] = field(default_factory=list)   # (file, one-line message)
 
 
+def parse_one(f: str) -> tuple[Optional[Test], Optional[str]]:
+    """Parse one file: (test, None) or (None, one-line error)."""
+    try:
+        return parse_file(f), None
+    except LitmusError as e:
+        return None, str(e)
+    except Exception as e:  # never a traceback
+        return None, f"{f}: internal error while parsing: {type(e).__name__}: {e}"
+
+
+def duplicate_error(t: Test, first_file: str) -> str:
+    return f"{t.file}:{t.line}: duplicate test name '{t.name}' (also in {first_file})"
+
+
 def load(paths) -> Batch:
     files, errors = collect(paths)
     b = Batch(errors=errors)
     names: dict[str, str] = {}
     for f in files:
-        try:
-            t = parse_file(f)
-        except LitmusError as e:
-            b.errors.append((f, str(e)))
-            continue
-        except Exception as e:  # never a traceback
-            b.errors.append((f, f"{f}: internal error while parsing: {type(e).__name__}: {e}"))
+        t, err = parse_one(f)
+        if err:
+            b.errors.append((f, err))
             continue
         if t.name in names:
-            b.errors.append((f, f"{f}:{t.line}: duplicate test name '{t.name}' (also in "
-                                f"{names[t.name]})"))
+            b.errors.append((f, duplicate_error(t, names[t.name])))
             continue
         names[t.name] = f
         b.tests.append(t)
@@ -78,36 +85,58 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
         raise LitmusError(e.message, t.file, t.model_line) from None
 
 
-def _one(args) -> tuple[Optional[Result], Optional[str]]:
-    t, model_name, timeout, memory_mb, engine = args
-    try:
-        if engine == "reference":
-            return run_reference(t, model_for(t, model_name)), None
-        return run_test(t, model_for(t, model_name), timeout=timeout, memory_mb=memory_mb), None
-    except LitmusError as e:
-        return None, str(e)
-    except Exception as e:  # never a traceback: report and fail the run
-        return None, f"{t.file}: internal error in test '{t.name}': {type(e).__name__}: {e}"
+Run = tuple  # (Test, Result | None, error | None)
 
 
 def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: int = 1,
             tick: Optional[Callable[[Test], None]] = None, memory_mb: Optional[int] = None,
-            engine: str = "smt") -> list[tuple[Test, Optional[Result], Optional[str]]]:
-    work = [(t, model_name, timeout, memory_mb, engine) for t in tests]
-    out = []
-    if jobs <= 1 or len(tests) <= 1:
-        for w in work:
-            r, e = _one(w)
-            out.append((w[0], r, e))
-            if tick:
-                tick(w[0])
-        return out
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for w, (r, e) in zip(work, pool.map(_one, work)):
-            out.append((w[0], r, e))
-            if tick:
-                tick(w[0])
-    return out
+            engine: str = "smt", decide_only: bool = False) -> list[Run]:
+    """Run parsed tests, each in a worker process under --timeout / --memory
+    (amdmm_smt/pool.py); results in input order, so output never depends on --jobs."""
+    from .pool import Task, run_tasks
+    tasks = [Task(i, None, t, model_name, timeout, memory_mb, engine, decide_only)
+             for i, t in enumerate(tests)]
+    outs = run_tasks(tasks, jobs, (lambda task, o: tick(task.test)) if tick else None)
+    return [(t, r, e) for t, (_, r, e) in zip(tests, outs)]
+
+
+@dataclass
+class _Named:
+    name: str
+
+
+def run_files(paths, model_name: Optional[str], timeout: float, jobs: int = 1,
+              tick: Optional[Callable] = None, memory_mb: Optional[int] = None,
+              engine: str = "smt", decide_only: bool = False,
+              dask: Optional[str] = None) -> tuple[list[Run], list[tuple[str, str]]]:
+    """Collect the files under `paths`, parse and run each in a worker (parsing is spread
+    over the workers too), then reject duplicate names as `load` does: the same runs and
+    errors as `load` followed by `run_all`, in the same order."""
+    from .pool import Task, run_tasks
+    files, errors = collect(paths)
+    tasks = [Task(i, f, None, model_name, timeout, memory_mb, engine, decide_only)
+             for i, f in enumerate(files)]
+
+    def done(task, o):
+        if tick:
+            tick(o[0] if o[0] is not None else _Named(os.path.basename(task.file)))
+    if dask:
+        from .dask_run import run_tasks_dask
+        outs = run_tasks_dask(tasks, dask, done)
+    else:
+        outs = run_tasks(tasks, jobs, done)
+    runs: list[Run] = []
+    names: dict[str, str] = {}
+    for f, (t, r, e) in zip(files, outs):
+        if t is None:
+            errors.append((f, e))
+            continue
+        if t.name in names:
+            errors.append((f, duplicate_error(t, names[t.name])))
+            continue
+        names[t.name] = f
+        runs.append((t, r, e))
+    return runs, errors
 
 
 def progress_printer(total: int, quiet: bool):

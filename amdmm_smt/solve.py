@@ -14,6 +14,7 @@ from .elaborate import elaborate
 from .encode import encode
 from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
+from . import limits
 from .errors import LitmusError
 from .ir import BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
 from .model import Model
@@ -43,11 +44,15 @@ class Result:
     undefined: bool = False
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
+    limit: Optional[str] = None   # why --timeout / --memory stopped the test
+    listed: bool = True        # False: --decide-only decided without listing the outcomes
 
     @property
     def status(self) -> str:
         if self.error:
             return "error"
+        if self.limit:
+            return "unknown"
         if any(v.status == "unknown" for v in self.verdicts) or (
                 not self.complete and not self.verdicts):
             return "unknown"
@@ -171,23 +176,122 @@ def _solver(x: Execution, timeout_ms: int) -> z3.Solver:
 
 
 def run_test(test: Test, model: Model, timeout: float = 600.0,
-             max_outcomes: int = 100000, memory_mb: Optional[int] = None) -> Result:
-    """Enumerate the test's outcomes and decide its expectations. Past `timeout` seconds or
-    `memory_mb` of solver memory the solver gives up and the test is reported unknown."""
+             max_outcomes: int = 100000, memory_mb: Optional[int] = None,
+             decide_only: bool = False) -> Result:
+    """Enumerate the test's outcomes and decide its expectations. `timeout` seconds and
+    `memory_mb` MiB bound the whole test, encoding included (amdmm_smt/limits.py); past
+    either the test is reported unknown, with the reason in `Result.limit`.
+    decide_only: answer each expectation with its own queries, without listing outcomes."""
+    own = not limits.active()
+    if own:
+        limits.begin(timeout, memory_mb)
     if memory_mb:
         z3.set_param("memory_max_size", int(memory_mb))
     t0 = time.perf_counter()
-    deadline = t0 + timeout
+    try:
+        return _run_test(test, model, t0, max_outcomes, decide_only)
+    except limits.LimitExceeded as e:
+        return limit_result(test, model.name, e.reason, time.perf_counter() - t0)
+    except (z3.Z3Exception, MemoryError) as e:
+        if not limits.is_out_of_memory(e):
+            raise
+        return limit_result(test, model.name, limits.memory_exceeded().reason,
+                            time.perf_counter() - t0)
+    finally:
+        if own:
+            limits.end()
+
+
+def limit_result(test: Test, model_name: str, reason: str, seconds: float) -> Result:
+    """The unknown result of a test stopped by --timeout or --memory: every expectation it
+    has is unknown, with the reason."""
+    verdicts = []
+    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+        verdicts.append(Verdict("exists", test.expect, "unknown", reason))
+    if test.expect == "undefined":
+        verdicts.append(Verdict("undefined", "undefined", "unknown", reason))
+    if test.outcomes is not None:
+        verdicts.append(Verdict("outcomes", "exact", "unknown", reason))
+    keys = []
+    try:
+        keys = projection(test)[0]
+    except Exception:   # the reason matters more than the column names
+        pass
+    return Result(test, model_name, keys, [], False, verdicts, seconds, limit=reason)
+
+
+def _check(s: z3.Solver) -> z3.CheckSatResult:
+    """s.check() with the time that is left; Z3 running out of --memory is a limit."""
+    left = limits.left()
+    if left is not None:
+        if left <= 0:
+            limits.check()
+        s.set("timeout", max(1, int(left * 1000)))
+    r = s.check()
+    if r == z3.unknown:
+        why = s.reason_unknown()
+        if "memory" in why:
+            raise limits.memory_exceeded()
+    return r
+
+
+class _Projector:
+    """The projection terms of a test, with what blocking a state needs, built once."""
+
+    def __init__(self, x: Execution, terms: list):
+        self.zterms = [_term_z3(x, t) for t in terms]
+
+    def read(self, m: z3.ModelRef) -> tuple:
+        vals = []
+        for (u, v) in self.zterms:
+            uu = u if isinstance(u, bool) else z3.is_true(m.eval(u, model_completion=True))
+            vals.append(None if uu else _signed(m.eval(v, model_completion=True).as_long()))
+        return tuple(vals)
+
+    def differs(self, vals: tuple):
+        """A clause true exactly in the states that differ from vals (False: no projection)."""
+        block = []
+        for (u, v), val in zip(self.zterms, vals):
+            if val is None:
+                block.append(NOT(u))
+            else:
+                block.append(OR(u, v != z3.BitVecVal(val & 0xFFFFFFFF, 32)))
+        return OR(block)
+
+    def equals(self, vals: tuple):
+        d = self.differs(vals)
+        return NOT(d)
+
+
+def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
+               states: list) -> bool:
+    """Add every state the solver still allows to `states`, blocking each; True when the
+    enumeration completed."""
+    while True:
+        r = _check(s)
+        if r == z3.unsat:
+            return True
+        if r == z3.unknown or len(states) >= max_outcomes:
+            return False
+        vals = proj.read(s.model())
+        states.append(tuple(zip(keys, vals)))
+        blk = proj.differs(vals)
+        if blk is False:      # nothing to project: one state only
+            return True
+        s.add(blk)
+
+
+def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
+              decide_only: bool) -> Result:
+    limits.stage("elaboration")
     elab = elaborate(test, model)
+    limits.stage("encoding")
     x = encode(elab)
     keys, terms = projection(test)
     wanted = _wanted(test, keys)       # malformed outcomes are an input error, before solving
-    zterms = [_term_z3(x, t) for t in terms]
-
-    def left_ms() -> int:
-        return int(max(0.001, deadline - time.perf_counter()) * 1000)
-
-    s = _solver(x, left_ms())
+    proj = _Projector(x, terms)
+    limits.stage("solving")
+    s = _solver(x, 1000 * (limits.left() or 600.0))
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
     if test.exists is not None and test.expect in ("allowed", "forbidden"):
@@ -196,50 +300,69 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         s.push()
         c = cond_z3(x, test.exists.cond)
         s.add(c if not isinstance(c, bool) else z3.BoolVal(c))
-        r = s.check()
+        r = _check(s)
         reachable = None if r == z3.unknown else r == z3.sat
         s.pop()
     states: list[State] = []
     complete = True
-    thin_air = _thin_air(test, x, s, left_ms)
-    while not thin_air:
-        s.set("timeout", left_ms())
-        r = s.check()
-        if r == z3.unsat:
-            break
-        if r == z3.unknown or len(states) >= max_outcomes:
-            complete = False
-            break
-        m = s.model()
-        vals, block = [], []
-        for (u, v) in zterms:
-            uu = bool(z3.is_true(m.eval(u, model_completion=True))) if not isinstance(
-                u, bool) else u
-            if uu:
-                vals.append(None)
-                block.append(NOT(u))
-            else:
-                vv = _signed(m.eval(v, model_completion=True).as_long())
-                vals.append(vv)
-                block.append(OR(u, v != z3.BitVecVal(vv, 32)))
-        states.append(tuple(zip(keys, vals)))
-        blk = OR(block)
-        if blk is False:      # nothing to project: one state only
-            break
-        s.add(blk)
+    listed = True
+    thin_air = False
+    has_expectation = test.exists is not None or test.expect == "undefined" or wanted is not None
+    if decide_only and has_expectation:
+        if wanted is not None:
+            # outcomes: each expected state by its own query, then every state outside the
+            # set by blocking the expected ones: the same allowed set as a full listing
+            thin_air = _thin_air(test, x, s, None)
+            if not thin_air:
+                for w in dict.fromkeys(wanted):
+                    s.push()
+                    eq = proj.equals(tuple(v for _, v in w))
+                    s.add(eq if not isinstance(eq, bool) else z3.BoolVal(eq))
+                    r = _check(s)
+                    s.pop()
+                    if r == z3.unknown:
+                        complete = False
+                        break
+                    if r == z3.sat:
+                        states.append(w)
+                if complete:
+                    s.push()
+                    for w in dict.fromkeys(wanted):
+                        d = proj.differs(tuple(v for _, v in w))
+                        s.add(d if not isinstance(d, bool) else z3.BoolVal(d))
+                    complete = _enumerate(s, proj, keys, max_outcomes, states)
+                    s.pop()
+        elif test.expect == "undefined":
+            # one query: is there any defined execution? (a witness stands for the set)
+            r = _check(s)
+            if r == z3.unknown:
+                complete = False
+            elif r == z3.sat:
+                states.append(tuple(zip(keys, proj.read(s.model()))))
+            listed = False
+        else:
+            listed = False
+    else:
+        thin_air = _thin_air(test, x, s, None)
+        if not thin_air:
+            complete = _enumerate(s, proj, keys, max_outcomes, states)
     states = sorted(set(states), key=state_sort_key)
-
+    limits.stage("judging")
     if thin_air:
         complete = False
     res = _judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
+    res.listed = listed
+    left = limits.left()
+    if left is not None and left <= 0 and res.status == "unknown":
+        res.limit = limits.timeout_reason(limits.timeout(), "solving")
     return res
 
 
 THIN_AIR_PROBES = (0x5EED1234, 0x0BADF00D)
 
 
-def _thin_air(test: Test, x: Execution, s: z3.Solver, left_ms) -> bool:
+def _thin_air(test: Test, x: Execution, s: z3.Solver, _unused=None) -> bool:
     """Can a read return a value nothing in the test computes? Only possible when a register
     flows into a write (load buffering through data dependencies, with no no-thin-air axiom
     in the documents, docs R-no-thin-air); then the outcome set is unbounded and cannot be
@@ -249,11 +372,10 @@ def _thin_air(test: Test, x: Execution, s: z3.Solver, left_ms) -> bool:
     reads = [e for e in x.ev if e.reads]
     for probe in THIN_AIR_PROBES:
         s.push()
-        s.set("timeout", left_ms())
         s.add(z3.Or([z3.And(z3.Not(x.rundef[e.id]) if not isinstance(x.rundef[e.id], bool)
                             else z3.BoolVal(not x.rundef[e.id]),
                             x.rval[e.id] == z3.BitVecVal(probe, 32)) for e in reads]))
-        r = s.check()
+        r = _check(s)
         s.pop()
         if r != z3.sat:
             return False
@@ -264,13 +386,19 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     """The same answer from the independent explicit enumerator (amdmm_smt/reference.py)."""
     from .reference import ReferenceTooBig, reference_outcomes
     t0 = time.perf_counter()
+    limits.stage("elaboration")
     elab = elaborate(test, model)
     keys, _ = projection(test)
     wanted = _wanted(test, keys)
+    limits.stage("reference enumeration")
     try:
         states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
     except ReferenceTooBig:
         states, complete = [], False
+    except MemoryError:
+        return limit_result(test, model.name, limits.memory_exceeded().reason,
+                            time.perf_counter() - t0)
+    limits.stage("judging")
 
     def exists_query() -> Optional[bool]:
         if not complete:
