@@ -12,7 +12,7 @@ from . import __version__
 from .errors import LitmusError
 from .model import get_model, list_models
 from .report import error_record, print_json, print_table, result_record, summary
-from .runner import collect, load, progress_printer, run_all, run_files
+from .runner import collect, load, progress_printer, run_files, run_models
 
 
 def _fail2(msg: str) -> None:
@@ -114,7 +114,9 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
               help="Write the report here instead of stdout.")
 @_timeout
 @_jobs
-def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run on a Dask distributed cluster (as `verify --dask`).")
+def diff(paths, model_a, model_b, fmt, output, timeout, jobs, dask_address):
     """Compare the outcomes two model versions allow on the same tests.
 
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input."""
@@ -132,8 +134,10 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
     if bar:
         bar.start()
     try:
-        ra = run_all(batch.tests, a.file or a.name, timeout, jobs, tick)
-        rb = run_all(batch.tests, b.file or b.name, timeout, jobs, tick)
+        ra, rb = run_models(batch.tests, [a.file or a.name, b.file or b.name], timeout, jobs,
+                            tick, dask=dask_address)
+    except LitmusError as e:
+        _fail2(str(e))
     finally:
         if bar:
             bar.stop()

@@ -877,10 +877,13 @@ def _check_lds(threads: list[Thread], memory: dict[str, Location], file: str) ->
                 users.setdefault(n, (wg, t.name))
 
 
-def parse_file(path: str) -> Test:
+def parse_file(path: str, data: Optional[bytes] = None) -> Test:
+    """Parse the file at path (its bytes `data` when the caller has read them already, as a
+    Dask worker on another machine has)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read()
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise LitmusError(f"not a UTF-8 text file (byte 0x{data[e.start]:02x})", path,

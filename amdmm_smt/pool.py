@@ -37,6 +37,7 @@ class Task:
     memory_mb: Optional[int]
     engine: str = "smt"
     decide_only: bool = False
+    data: Optional[bytes] = None   # the file's bytes, read by the parent (Dask: other hosts)
 
 
 # An outcome: (test or None, Result or None, error message or None)
@@ -56,7 +57,7 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
     try:
         if test is None:
             limits.stage("parsing")
-            test, err = parse_one(task.file)
+            test, err = parse_one(task.file, task.data)
             if err:
                 return None, None, err
         if notify:

@@ -44,10 +44,10 @@ class Batch:
     errors: list[tuple[str, str]] = field(default_factory=list)   # (file, one-line message)
 
 
-def parse_one(f: str) -> tuple[Optional[Test], Optional[str]]:
-    """Parse one file: (test, None) or (None, one-line error)."""
+def parse_one(f: str, data: Optional[bytes] = None) -> tuple[Optional[Test], Optional[str]]:
+    """Parse one file (or its bytes): (test, None) or (None, one-line error)."""
     try:
-        return parse_file(f), None
+        return parse_file(f, data), None
     except LitmusError as e:
         return None, str(e)
     except Exception as e:  # never a traceback
@@ -90,14 +90,39 @@ Run = tuple  # (Test, Result | None, error | None)
 
 def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: int = 1,
             tick: Optional[Callable[[Test], None]] = None, memory_mb: Optional[int] = None,
-            engine: str = "smt", decide_only: bool = False) -> list[Run]:
+            engine: str = "smt", decide_only: bool = False,
+            dask: Optional[str] = None) -> list[Run]:
     """Run parsed tests, each in a worker process under --timeout / --memory
-    (amdmm_smt/pool.py); results in input order, so output never depends on --jobs."""
+    (amdmm_smt/pool.py), or on a Dask cluster; results in input order, so output never
+    depends on --jobs or --dask."""
     from .pool import Task, run_tasks
     tasks = [Task(i, None, t, model_name, timeout, memory_mb, engine, decide_only)
              for i, t in enumerate(tests)]
-    outs = run_tasks(tasks, jobs, (lambda task, o: tick(task.test)) if tick else None)
+    done = (lambda task, o: tick(task.test)) if tick else None
+    if dask:
+        from .dask_run import run_tasks_dask
+        outs = run_tasks_dask(tasks, dask, done)
+    else:
+        outs = run_tasks(tasks, jobs, done)
     return [(t, r, e) for t, (_, r, e) in zip(tests, outs)]
+
+
+def run_models(tests: list[Test], model_names: list, timeout: float, jobs: int = 1,
+               tick: Optional[Callable[[Test], None]] = None,
+               dask: Optional[str] = None) -> list[list[Run]]:
+    """run_all for each model in turn, as one batch of work (one pool, one cluster)."""
+    from .pool import Task, run_tasks
+    tasks = [Task(k * len(tests) + i, None, t, m, timeout, None)
+             for k, m in enumerate(model_names) for i, t in enumerate(tests)]
+    done = (lambda task, o: tick(task.test)) if tick else None
+    if dask:
+        from .dask_run import run_tasks_dask
+        outs = run_tasks_dask(tasks, dask, done)
+    else:
+        outs = run_tasks(tasks, jobs, done)
+    n = len(tests)
+    return [[(t, r, e) for t, (_, r, e) in zip(tests, outs[k * n:(k + 1) * n])]
+            for k in range(len(model_names))]
 
 
 @dataclass
