@@ -49,7 +49,9 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
     the Dask task, amdmm_smt/dask_run.py, inside its own worker)."""
     from .errors import LitmusError
     from .runner import model_for, parse_one
-    from .solve import limit_result, run_reference, run_test
+    from .outcomes import limit_result
+    from .reference import run_reference
+    from .solve import run_test
     limits.begin(task.timeout, task.memory_mb,
                  (lambda st: notify(("stage", st))) if notify else None)
     t0 = time.perf_counter()
@@ -115,8 +117,16 @@ def _child(conn) -> None:
             return   # Z3 after running out of memory is not to be trusted: start afresh
 
 
+def _preload() -> None:
+    """Import what a worker runs before forking it: shared with the parent, not counted
+    against the first test's --memory, not paid for again by every fresh worker."""
+    from . import outcomes, reference, runner, solve  # noqa: F401
+    import z3  # noqa: F401
+
+
 class _Worker:
     def __init__(self):
+        _preload()
         parent, child = Pipe(duplex=True)
         pid = os.fork()
         if pid == 0:     # the child
@@ -185,7 +195,7 @@ def _rss(pid: int) -> int:
 def run_tasks(tasks: list[Task], jobs: int,
               done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
     """Run every task in `jobs` worker processes; outcomes in task order."""
-    from .solve import limit_result
+    from .outcomes import limit_result
     out: list[Optional[Outcome]] = [None] * len(tasks)
     pending = deque(tasks)
     workers: list[_Worker] = []
@@ -201,6 +211,9 @@ def run_tasks(tasks: list[Task], jobs: int,
         """The worker was killed or died: the test is unknown (or, before it was parsed,
         an error naming the file)."""
         t = w.test
+        if t is None and w.task.file is not None:
+            from .runner import parse_one     # stopped before it said which test: find out
+            t, _ = parse_one(w.task.file, w.task.data)
         if t is None:
             finish(w, (None, None, f"{w.task.file}: {reason}"))
         else:
