@@ -50,7 +50,10 @@ def sb_ring(n: int) -> str:
 
 
 def iriw(n: int) -> str:
-    """IRIW with 2 writers and n readers, each reading x then y (acquire, agent)."""
+    """IRIW with 2 writers and n readers, even readers reading x then y, odd ones y then x
+    (acquire, agent). Expectation: R0 seeing x new and y old while R1 sees y new and x old is
+    allowed: nothing orders W1's store before R0's load of y (only W0 synchronizes with R0),
+    so R0 may see y's initial write, and symmetrically for R1 (no seq_cst, S000 value rule)."""
     n = max(2, n)
     mem = "memory:\n  x: {}\n  y: {}\n"
     th = [_thread("W0", 0, [f'store atomic i32 1, {G} @x syncscope("agent") release']),
@@ -60,12 +63,15 @@ def iriw(n: int) -> str:
         th.append(_thread(f"R{j}", 2 + j, [
             f'%a = load atomic i32, {G} @{a} syncscope("agent") acquire',
             f'%b = load atomic i32, {G} @{b} syncscope("agent") acquire']))
-    return f"name: IRIW-{n}\n{mem}threads:\n" + "".join(th)
+    return (f"name: IRIW-{n}\n{mem}threads:\n" + "".join(th) + 'exists: "R0:%a == 1 && '
+            'R0:%b == 0 && R1:%a == 1 && R1:%b == 0"\nexpect: allowed\n')
 
 
 def ops_per_thread(n: int, threads: int = 4) -> str:
-    """`threads` threads of n operations each over 2 locations: thread i alternates a
-    monotonic store and a monotonic load, locations alternating (a stress shape)."""
+    """`threads` threads of n operations each over 2 locations: release stores and acquire
+    loads, locations alternating (a stress shape). Expectation: T0's first load (of y) may
+    return y's initial 0: T0 performs no acquire before it, so no store to y happens-before
+    it and the initial write stays visible (S000 value rule) — allowed."""
     mem = "memory:\n  x: {}\n  y: {}\n"
     th = []
     for t in range(threads):
@@ -78,14 +84,15 @@ def ops_per_thread(n: int, threads: int = 4) -> str:
             else:
                 lines.append(f'%r{k} = load atomic i32, {G} @{loc} syncscope("agent") acquire')
         th.append(_thread(f"T{t}", t, lines))
-    return f"name: OPS-{threads}x{n}\n{mem}threads:\n" + "".join(th)
+    return (f"name: OPS-{threads}x{n}\n{mem}threads:\n" + "".join(th)
+            + 'exists: "T0:%r1 == 0"\nexpect: allowed\n')
 
 
 FAMILIES: dict = {
     "mp-chain": (mp_chain, [4, 8, 12, 16, 24, 32], "threads"),
     "sb-ring": (sb_ring, [4, 6, 8, 10, 12, 13], "threads"),
     "iriw": (iriw, [2, 3, 4, 5, 6], "readers"),
-    "ops-per-thread": (ops_per_thread, [2, 4, 6, 8, 10], "ops/thread (4 threads)"),
+    "ops-per-thread": (ops_per_thread, [2, 3, 4, 6, 8, 12, 16, 20], "ops/thread (4 threads)"),
 }
 
 
