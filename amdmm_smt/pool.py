@@ -62,8 +62,8 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
             test, err = parse_one(task.file, task.data)
             if err:
                 return None, None, err
-        if notify:
-            notify(("test", test))
+            if notify:
+                notify(("test", test))   # the parent can now report this test if it stops
         try:
             model = model_for(test, task.model_name)
         except LitmusError as e:
@@ -235,7 +235,7 @@ def run_tasks(tasks: list[Task], jobs: int,
             now = time.monotonic()
             nearest = min(w.started + w.task.timeout + limits.GRACE for w in busy.values())
             polling = any(w.task.memory_mb for w in busy.values())
-            wait_for = max(0.0, nearest - now)
+            wait_for = min(max(0.0, nearest - now), 3600.0)
             if polling:
                 wait_for = min(wait_for, POLL)
             ready = wait([w.conn for w in busy.values()], timeout=wait_for)

@@ -94,7 +94,7 @@ def _check(s: z3.Solver) -> z3.CheckSatResult:
     if left is not None:
         if left <= 0:
             limits.check()
-        s.set("timeout", max(1, int(left * 1000)))
+        s.set("timeout", max(1, int(min(left, 4e6) * 1000)))   # Z3 takes an unsigned ms
     r = s.check()
     if r == z3.unknown:
         why = s.reason_unknown()
@@ -172,7 +172,7 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
     wanted = wanted_states(test, keys)       # malformed outcomes are an input error, before solving
     proj = _Projector(x, terms)
     limits.stage("solving")
-    s = _solver(x, 1000 * (limits.left() or 600.0))
+    s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6))
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
     if test.exists is not None and test.expect in ("allowed", "forbidden"):
