@@ -135,9 +135,11 @@ def main() -> None:
                 if r is None:
                     print(f"{fam:<16}{n:>4}{mode:>8}  (did not finish within the cap)")
                     break
-                per = 1000 * r["seconds"] / max(1, r["outcomes"])
-                print(f"{fam:<16}{n:>4}{mode:>8}{r['events']:>8}{r['outcomes']:>10}"
-                      f"{r['seconds']:>10.3f}{per:>9.2f}{r['peak_mib']:>7.0f}  {r['status']}",
+                per = (f"{1000 * r['seconds'] / r['outcomes']:.2f}" if r["outcomes"]
+                       and mode == "list" else "-")
+                outs = r["outcomes"] if mode == "list" else "-"
+                print(f"{fam:<16}{n:>4}{mode:>8}{r['events']:>8}{outs:>10}"
+                      f"{r['seconds']:>10.3f}{per:>9}{r['peak_mib']:>7.0f}  {r['status']}",
                       flush=True)
                 rows.append(r)
                 done.append(r)

@@ -151,11 +151,24 @@ class AvVis:
                 m = next((l1 for l1 in range(sx2 + 1) if el.contains(ex, l1, y)), None)
                 if m is not None:
                     vs.append((h, m, sx2, up[xid]))
+            # (1) as a chain over levels: the terms whose common scope reaches lvl are those
+            # reaching exactly lvl plus those reaching lvl + 1 (each AND built once)
+            c1_at: list = [False] * (sy + 2)
+            for lvl in range(sy, -1, -1):
+                c1_at[lvl] = OR([AND(av, h) for av, h, top in avs if min(top, sy) == lvl]
+                                + [c1_at[lvl + 1]])
+            memo: dict = {}
             for lvl in range(sy + 1):
-                c1 = OR(AND(av, h) for av, h, top in avs if top >= lvl)                  # (1)
-                c2 = OR(AND(u[max(lvl, m)], h) for h, m, sx2, u in vs
-                        if max(lvl, m) <= sx2)                                         # (2)
-                rhs = AND(role, OR(c1, c2))
+                c1 = c1_at[lvl]                                                        # (1)
+                c2_terms = []
+                for i, (h, m, sx2, u) in enumerate(vs):                                # (2)
+                    k = max(lvl, m)
+                    if k > sx2:
+                        continue
+                    if (i, k) not in memo:
+                        memo[(i, k)] = AND(u[k], h)
+                    c2_terms.append(memo[(i, k)])
+                rhs = AND(role, OR(c1, OR(c2_terms)))
                 x.ctx.add(IFF(levels[lvl], rhs))
         return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}
 
