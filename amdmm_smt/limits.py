@@ -75,8 +75,8 @@ def timeout_reason(timeout: float, stage: str) -> str:
 
 
 def memory_reason(memory_mb: Optional[int], stage: str) -> str:
-    lim = f" of {memory_mb} MiB" if memory_mb else ""
-    return f"memory limit{lim} exceeded during {stage}"
+    lim = f" (--memory {memory_mb} MiB)" if memory_mb else ""
+    return f"out of memory{lim} during {stage}"
 
 
 def memory_exceeded() -> LimitExceeded:

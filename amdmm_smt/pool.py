@@ -74,12 +74,12 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
             return test, run_test(test, model, timeout=task.timeout, memory_mb=task.memory_mb,
                                   decide_only=task.decide_only), None
         except limits.LimitExceeded as e:
-            return test, limit_result(test, model.name, e.reason, time.perf_counter() - t0), None
+            return test, limit_result(test, model, e.reason, time.perf_counter() - t0), None
         except LitmusError as e:
             return test, None, str(e)
         except Exception as e:  # never a traceback: report and fail the run
             if limits.is_out_of_memory(e):
-                return test, limit_result(test, model.name, limits.memory_exceeded().reason,
+                return test, limit_result(test, model, limits.memory_exceeded().reason,
                                           time.perf_counter() - t0), None
             return test, None, (f"{test.file}: internal error in test '{test.name}': "
                                 f"{type(e).__name__}: {e}")
@@ -219,10 +219,10 @@ def run_tasks(tasks: list[Task], jobs: int,
         else:
             from .runner import model_for
             try:
-                mname = model_for(t, w.task.model_name).name
+                model = model_for(t, w.task.model_name)
             except Exception:
-                mname = w.task.model_name or "?"
-            finish(w, (t, limit_result(t, mname, reason, time.monotonic() - w.started), None))
+                model = w.task.model_name or "?"
+            finish(w, (t, limit_result(t, model, reason, time.monotonic() - w.started), None))
 
     try:
         for _ in range(min(jobs, len(tasks))):

@@ -77,11 +77,11 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     try:
         return _run_test(test, model, t0, max_outcomes, decide_only)
     except limits.LimitExceeded as e:
-        return limit_result(test, model.name, e.reason, time.perf_counter() - t0)
+        return limit_result(test, model, e.reason, time.perf_counter() - t0)
     except (z3.Z3Exception, MemoryError) as e:
         if not limits.is_out_of_memory(e):
             raise
-        return limit_result(test, model.name, limits.memory_exceeded().reason,
+        return limit_result(test, model, limits.memory_exceeded().reason,
                             time.perf_counter() - t0)
     finally:
         if own:
@@ -144,21 +144,27 @@ class _Projector:
         return NOT(d)
 
 
+def _gave_up(s: z3.Solver) -> str:
+    return f"the solver gave up ({s.reason_unknown()}) within --timeout {limits.timeout():g} s"
+
+
 def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
-               states: list) -> bool:
-    """Add every state the solver still allows to `states`, blocking each; True when the
-    enumeration completed."""
+               states: list) -> tuple[bool, str]:
+    """Add every state the solver still allows to `states`, blocking each: (True, "") when
+    the enumeration completed, else (False, what stopped it)."""
     while True:
         r = _check(s)
         if r == z3.unsat:
-            return True
-        if r == z3.unknown or len(states) >= max_outcomes:
-            return False
+            return True, ""
+        if r == z3.unknown:
+            return False, _gave_up(s)
+        if len(states) >= max_outcomes:
+            return False, f"stopped at {max_outcomes} outcomes"
         vals = proj.read(s.model())
         states.append(tuple(zip(keys, vals)))
         blk = proj.differs(vals)
         if blk is False:      # nothing to project: one state only
-            return True
+            return True, ""
         s.add(blk)
 
 
@@ -175,7 +181,7 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
     s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6))
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
         # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
         # solver (push / pop), so the enumeration below reuses what it learnt.
         s.push()
@@ -187,6 +193,7 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
     states: list[State] = []
     complete = True
     listed = True
+    why = ""
     thin_air = False
     has_expectation = test.exists is not None or test.expect == "undefined" or wanted is not None
     if decide_only and has_expectation:
@@ -202,7 +209,7 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
                     r = _check(s)
                     s.pop()
                     if r == z3.unknown:
-                        complete = False
+                        complete, why = False, _gave_up(s)
                         break
                     if r == z3.sat:
                         states.append(w)
@@ -211,13 +218,13 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
                     for w in dict.fromkeys(wanted):
                         d = proj.differs(tuple(v for _, v in w))
                         s.add(d if not isinstance(d, bool) else z3.BoolVal(d))
-                    complete = _enumerate(s, proj, keys, max_outcomes, states)
+                    complete, why = _enumerate(s, proj, keys, max_outcomes, states)
                     s.pop()
         elif test.expect == "undefined":
             # one query: is there any defined execution? (a witness stands for the set)
             r = _check(s)
             if r == z3.unknown:
-                complete = False
+                complete, why = False, _gave_up(s)
             elif r == z3.sat:
                 states.append(tuple(zip(keys, proj.read(s.model()))))
             listed = False
@@ -226,7 +233,7 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
     else:
         thin_air = _thin_air(test, x, s, None)
         if not thin_air:
-            complete = _enumerate(s, proj, keys, max_outcomes, states)
+            complete, why = _enumerate(s, proj, keys, max_outcomes, states)
     states = sorted(set(states), key=state_sort_key)
     limits.stage("judging")
     if thin_air:
@@ -237,6 +244,8 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
     left = limits.left()
     if left is not None and left <= 0 and res.status == "unknown":
         res.limit = limits.timeout_reason(limits.timeout(), "solving")
+    res.why = why
+    res.warnings = list(elab.warnings)
     return res
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from amdmm_smt.elaborate import elaborate
 from amdmm_smt.model import get_model, list_models
 from amdmm_smt.parse import parse_text
-from amdmm_smt.reference import ReferenceTooBig, reference_outcomes
+from amdmm_smt.reference import ReferenceTooBig, ReferenceUnsupported, reference_outcomes
 from amdmm_smt.solve import run_test
 
 from .gen import litmus, render
@@ -48,11 +48,91 @@ def test_engines_agree_on_the_corpus():
     from amdmm_smt.parse import parse_file
     from amdmm_smt.reference import run_reference
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
+    unsupported = []
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
         m = get_model(t.model)
+        if reference_refuses(t, m):
+            unsupported.append(os.path.relpath(f, root))
+            continue
         a, b = run_test(t, m), run_reference(t, m)
         if a.thin_air:        # unbounded outcomes: neither engine can list them
             assert not b.complete, f
             continue
         assert b.complete and a.states == b.states, f
+    _report_refused("corpus tests", unsupported)
+
+
+def reference_refuses(t, m) -> bool:
+    """The reference engine has no async family yet (issue 10: another engineer writes it from
+    docs/semantics.md §11). Only while it raises ReferenceUnsupported is a test skipped, and
+    every skip is counted and printed, never silent."""
+    try:
+        reference_outcomes(elaborate(t, m), limit=1)
+    except ReferenceUnsupported:
+        return True
+    except ReferenceTooBig:
+        return False
+    return False
+
+
+def _report_refused(what: str, names: list) -> None:
+    if names:
+        import warnings
+        warnings.warn(f"reference engine refuses {len(names)} {what}; Z3 engine only")
+        print(f"\nreference engine refuses {len(names)} {what} (ReferenceUnsupported), "
+              f"compared by the Z3 engine only: {', '.join(names)}")
+
+
+# ---- asynchronous operations (issue 10) -----------------------------------------------------
+
+ASYNC_N = int(os.environ.get("AMDMM_ASYNC_EXAMPLES", "40"))
+ASYNC_MODELS = ["seed", "upstream-2026"]
+_z3_async: dict = {}
+
+
+def _async_cases():
+    from .gen import async_examples
+    return [(i, render(g, f"gen-async-{i}")) for i, g in enumerate(async_examples(ASYNC_N))]
+
+
+def _z3(text: str, model_name: str):
+    key = (text, model_name)
+    if key not in _z3_async:
+        _z3_async[key] = run_test(parse_text(text, "gen.yaml"), get_model(model_name),
+                                  timeout=120)
+    return _z3_async[key]
+
+
+def test_z3_engine_handles_generated_async_tests():
+    """Every generated async test (copies, marks, waits with masks, loads and stores of sources
+    and destinations, a second wave after a release / acquire) parses, elaborates and is
+    enumerated completely under both async versions."""
+    for i, text in _async_cases():
+        for m in ASYNC_MODELS:
+            r = _z3(text, m)
+            assert r.complete and r.states, f"model {m}\n{text}"
+
+
+def test_engines_agree_on_generated_async_tests():
+    """Differential on the generated async tests: compared wherever the reference engine
+    accepts them; while it raises ReferenceUnsupported (its async family is another engineer's
+    work) each refused test is counted and reported, never silently dropped."""
+    refused, compared = [], 0
+    for i, text in _async_cases():
+        for m in ASYNC_MODELS:
+            t = parse_text(text, "gen.yaml")
+            if reference_refuses(t, get_model(m)):
+                refused.append(f"gen-async-{i}/{m}")
+                continue
+            try:
+                ref = reference_outcomes(elaborate(t, get_model(m)), limit=200_000)
+            except ReferenceTooBig:
+                refused.append(f"gen-async-{i}/{m} (too big)")
+                continue
+            smt = set(_z3(text, m).states)
+            assert smt == ref, f"model {m}\n{text}\nsmt only / reference only: " \
+                               f"{(smt - ref, ref - smt)}"
+            compared += 1
+    print(f"\nasync differential: {compared} compared")
+    _report_refused("generated async tests", refused)

@@ -79,7 +79,7 @@ def test_memory_limit_is_unknown_not_an_internal_error(tmp_path):
     code, out, err, _ = cli("verify", "--json", "--no-timing", "--memory", "16", str(f))
     assert code == 1, (out, err)
     rec = json.loads(out)
-    assert rec["status"] == "unknown" and "memory limit of 16 MiB" in rec["limit"], rec
+    assert rec["status"] == "unknown" and "out of memory (--memory 16 MiB)" in rec["limit"], rec
     assert "internal error" not in out + err
 
 

@@ -2,6 +2,7 @@
 
 One module per family of axioms, applied in this order:
   values.write_values     what writes write (incl. atomicrmw / cmpxchg)
+  async_ops.write_values  what an async copy writes (S004; hb edges: sync.happens_before)
   sync.happens_before     release sequences, synchronizes-with, happens-before (LangRef, S002)
   avvis                   availability, visibility, location order (S000)
   values.read_values      may-see and the read-value rule with undef (S000)
@@ -13,13 +14,14 @@ One module per family of axioms, applied in this order:
 from __future__ import annotations
 
 from ..elaborate import Elab
-from . import avvis, coherence, sync, values
+from . import async_ops, avvis, coherence, sync, values
 from .execution import Execution
 
 
 def encode(elab: Elab) -> Execution:
     x = Execution(elab)
     values.write_values(x)
+    async_ops.write_values(x)
     sync.happens_before(x)
     x.avvis = avvis.encode_location_order(x)
     values.read_values(x)
