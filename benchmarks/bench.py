@@ -115,9 +115,13 @@ def main() -> None:
                     help="a size slower than this (seconds) ends its family")
     ap.add_argument("--families", default=None, help="comma-separated subset")
     ap.add_argument("--skip-figures", action="store_true")
+    ap.add_argument("--only-figures", action="store_true")
     a = ap.parse_args()
     if a.one:
         print(json.dumps(one(a.one[0], int(a.one[1]), a.one[2])))
+        return
+    if a.only_figures:
+        figures(a.quick)
         return
     os.makedirs(a.out, exist_ok=True)
     rows: list[dict] = []
