@@ -3,7 +3,7 @@ the encoding context shared by the axiom modules."""
 
 from __future__ import annotations
 
-from typing import Iterable, Union
+from typing import Union
 
 import z3
 
