@@ -18,7 +18,7 @@ from .errors import LitmusError
 from .model import get_model, list_models
 from .report import (MAX_OUTCOMES, error_record, print_json, print_table, result_record,
                      summary)
-from .runner import collect, load, progress_printer, run_files, run_models
+from .runner import collect, lint_tests, load, progress_printer, run_files, run_models
 
 
 def _fail2(msg: str) -> None:
@@ -163,14 +163,20 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
             bar.stop()
     results = [r for _, r, e in runs if r is not None]
     errors = sorted(load_errors + [(t.file, e) for t, _, e in runs if e])
+    warns = lint_tests([r.test for r in results], model_name)   # never change a verdict
     if as_json:
         records = [result_record(r, timing=not no_timing) for r in results]
+        for rec, r in zip(records, results):
+            rec["lint"] = [w.record() for w in warns.get(r.test.file, [])]
         records += [error_record(f, m) for f, m in errors]
         print_json(records, sys.stdout)
     else:
         if results:
             print_table(results, [], console, timing=not no_timing, max_outcomes=max_outcomes,
                         quiet=quiet)
+        for r in results:
+            for w in warns.get(r.test.file, []):
+                console.print(str(w), markup=False, soft_wrap=True)
         console.print(summary(results, errors), markup=False)
     if junit_path:
         from .junit import write_junit
@@ -193,11 +199,14 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
               default="text", show_default=True)
 @click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
               help="Write the report here instead of stdout.")
+@click.option("--explain/--no-explain", "with_explain", default=True, show_default=True,
+              help="For each changed outcome, a witness under the model that allows it and "
+                   "the rule families that forbid it under the other.")
 @_timeout
 @_jobs
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run on a Dask distributed cluster (as `verify --dask`).")
-def diff(paths, model_a, model_b, fmt, output, timeout, jobs, dask_address):
+def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask_address):
     """Compare the outcomes two model versions allow on the same tests.
 
     A test that names its own `model:` is run under --from and --to like every other test
@@ -206,7 +215,7 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs, dask_address):
 
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input
     (including an error row)."""
-    from .diff import diff_results, to_html, to_json, to_markdown, to_text
+    from .diff import diff_results, explain_changes, to_html, to_json, to_markdown, to_text
     try:
         a, b = get_model(model_a), get_model(model_b)
     except LitmusError as e:
@@ -225,6 +234,11 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs, dask_address):
         if bar:
             bar.stop()
     diffs = diff_results(ra, rb, batch.errors)
+    if with_explain:
+        try:
+            explain_changes(diffs, batch.tests, a, b, timeout=timeout)
+        except LitmusError as e:
+            _fail2(str(e))
     render = {"markdown": to_markdown, "html": to_html, "json": to_json, "text": to_text}[fmt]
     text = render(diffs, a, b)
     if output:
@@ -237,6 +251,93 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs, dask_address):
     if any(d.error for d in diffs):
         sys.exit(2)
     sys.exit(1 if any(d.changed for d in diffs) else 0)
+
+
+@main.command()
+@click.argument("test_path", metavar="TEST")
+@click.option("--outcome", "outcome", default=None,
+              help="The outcome to explain, a condition in the test's terms (default: the "
+                   "test's exists: condition).")
+@click.option("--model", "model_name", default=None,
+              help="Model version: a name from `amdmm-smt models` or a model file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON record on stdout.")
+@click.option("--graph", "graph_path", default=None, type=click.Path(dir_okay=False),
+              help="Also draw the witness: FILE.dot (Graphviz source) or FILE.svg (drawn by "
+                   "amdmm-smt itself, no Graphviz needed).")
+@_timeout
+@click.option("--no-timing", is_flag=True, help="Leave the run time out.")
+def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_timing):
+    """Explain one outcome of a test: a witness execution when the model allows it, a minimal
+    set of named rule families that together forbid it otherwise.
+
+    Exit 0 explained, 1 the solver gave up within --timeout, 2 bad input."""
+    import json
+    from .explain import explain as run_explain, format_text, parse_outcome
+    from .parse import parse_file
+    from .runner import model_for
+    console = Console(highlight=False, emoji=False)
+    if graph_path and not graph_path.endswith((".dot", ".svg")):
+        _fail2(f"{graph_path}: --graph writes FILE.dot or FILE.svg")
+    try:
+        test = parse_file(test_path)
+        model = model_for(test, model_name)
+        if outcome is not None:
+            cond = parse_outcome(test, outcome)
+        elif test.exists is not None:
+            cond = test.exists
+        else:
+            raise LitmusError("the test has no exists: condition; give --outcome \"COND\"",
+                              test.file, test.line)
+        ex = run_explain(test, model, cond, timeout=timeout)
+    except LitmusError as e:
+        _fail2(str(e))
+    except Exception as e:   # never a traceback
+        _fail2(f"{test_path}: internal error while explaining: {type(e).__name__}: {e}")
+    if graph_path:
+        if ex.witness is None:
+            _fail2(f"{test_path}: --graph: the outcome is not allowed, there is no witness "
+                   "to draw")
+        from .graph import to_dot, to_svg
+        title = f"{test.name}: {ex.outcome} ({ex.model})"
+        text = to_svg(ex.witness, title) if graph_path.endswith(".svg") else to_dot(
+            ex.witness, title)
+        with open(graph_path, "w", encoding="utf-8") as f:
+            f.write(text)
+    if as_json:
+        sys.stdout.write(json.dumps(ex.record(timing=not no_timing), sort_keys=True) + "\n")
+    else:
+        console.print(format_text(ex), markup=False, soft_wrap=True)
+        if not no_timing:
+            console.print(f"({ex.seconds:.2f}s)", markup=False)
+    sys.exit(1 if ex.reachable is None else 0)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--model", "model_name", default=None,
+              help="Model version: a name from `amdmm-smt models` or a model file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON record per warning.")
+def lint(paths, model_name, as_json):
+    """Static warnings for likely mistakes (no solving). Exit 0 (warnings do not fail),
+    2 on bad input. A test silences a warning by name with `silence: [name, ...]`."""
+    console = Console(highlight=False, emoji=False)
+    batch = load(paths)
+    warns = lint_tests(batch.tests, model_name)
+    ws = sorted((w for t in batch.tests for w in warns.get(t.file, [])),
+                key=lambda w: (w.file, w.line, w.name, w.message))
+    if as_json:
+        print_json([w.record() for w in ws], sys.stdout)
+    else:
+        for w in ws:
+            console.print(str(w), markup=False, soft_wrap=True)
+        names = sorted({w.name for w in ws})
+        console.print(f"{len(ws)} warning{'s' if len(ws) != 1 else ''} in {len(batch.tests)} "
+                      f"test{'s' if len(batch.tests) != 1 else ''}"
+                      + (f" ({', '.join(names)}; see `silence:` and docs/semantics.md "
+                         "section 12)" if names else ""), markup=False)
+    for _, m in sorted(batch.errors):
+        Console(stderr=True, emoji=False).print(m, markup=False, soft_wrap=True)
+    sys.exit(2 if batch.errors else 0)
 
 
 @main.command()

@@ -165,3 +165,4 @@ class Test:
     outcomes: Optional[list[Condition]] = None
     target_line: Optional[int] = None
     model_line: Optional[int] = None
+    silence: list = field(default_factory=list)   # warning names (amdmm_smt/lint.py)

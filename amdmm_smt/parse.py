@@ -21,7 +21,7 @@ from .ir import (
 )
 
 TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
-            "exists", "expect", "outcomes"}
+            "exists", "expect", "outcomes", "silence"}
 THREAD_KEYS = {"agent", "cluster", "workgroup", "wavefront", "code"}
 LOC_KEYS = {"space", "init"}
 MAX_THREADS = 64
@@ -883,7 +883,17 @@ def _parse_text(text: str, file: str) -> Test:
         for item in _want(on, list, "outcomes", file):
             outcomes.append(parse_condition(_want(item, str, "an outcome", file), tctx,
                                             item.line, item.literal))
+    silence = []
+    if "silence" in top:   # warnings this test silences by name (amdmm_smt/lint.py)
+        from .lint import WARNINGS
+        for item in _want(top["silence"][1], list, "silence", file):
+            wname = _want(item, str, "a warning name in silence", file)
+            if wname not in WARNINGS:
+                raise LitmusError(f"unknown warning '{show(wname)}' in silence (known: "
+                                  f"{', '.join(sorted(WARNINGS))})", file, item.line)
+            silence.append(wname)
     return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
+                silence=silence,
                 target_line=top["target"][0].line if "target" in top else None,
                 model_line=top["model"][0].line if "model" in top else None,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,

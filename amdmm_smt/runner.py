@@ -169,6 +169,22 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
 Run = tuple  # (Test, Result | None, error | None)
 
 
+def lint_tests(tests: list[Test], model_name: Optional[str]) -> dict:
+    """Static warnings per test file (amdmm_smt/lint.py). A test that cannot be elaborated
+    has none here: its error is reported by the run."""
+    from .elaborate import elaborate
+    from .lint import lint
+    out = {}
+    for t in tests:
+        try:
+            out[t.file] = lint(t, elaborate(t, model_for(t, model_name)))
+        except LitmusError:
+            out[t.file] = []
+    return out
+
+
+
+
 def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: int = 1,
             tick: Optional[Callable[[Test], None]] = None, memory_mb: Optional[int] = None,
             engine: str = "smt", decide_only: bool = False,

@@ -23,10 +23,10 @@ RMW_KINDS = ("rmw", "cmpxchg")
 
 
 class Execution:
-    def __init__(self, elab: Elab):
+    def __init__(self, elab: Elab, explaining: bool = False):
         self.elab = elab
         self.ev = elab.events
-        self.ctx = Ctx()
+        self.ctx = Ctx(explaining)
         # values: (undef, value) for every read and every write
         self.rundef: dict[int, B] = {}
         self.rval: dict[int, z3.BitVecRef] = {}

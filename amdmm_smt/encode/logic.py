@@ -3,10 +3,12 @@ the encoding context shared by the axiom modules."""
 
 from __future__ import annotations
 
-from typing import Union
+from contextlib import contextmanager
+from typing import Optional, Union
 
 import z3
 
+from ..families import STRUCTURE
 from ..limits import tick
 
 B = Union[bool, z3.BoolRef]
@@ -86,11 +88,48 @@ def IMPLIES(a: B, b: B) -> B:
 
 
 class Ctx:
-    """Holds the solver constraints and fresh-variable naming for one encoding."""
+    """Holds the solver constraints and fresh-variable naming for one encoding.
 
-    def __init__(self):
+    Every constraint is tagged with the named rule family it belongs to (`families`, parallel
+    to `constraints`): an encoding module sets it with `with ctx.family(NAME):` around what it
+    adds. `verify` ignores the tags (plain `s.add`); `explain` tracks one Boolean per family
+    to name the rules behind an unsat core (amdmm_smt/explain.py, amdmm_smt/families.py).
+    STRUCTURE (the default) is what a candidate execution is, never reported."""
+
+    def __init__(self, explaining: bool = False):
         self.constraints: list = []
+        self.families: list[str] = []
+        self.current: str = STRUCTURE
+        # explain only: an operation a rule statically excludes (a non-inclusive or other-
+        # address-space sw, an MMRA-dropped po edge, an amdgcn-av:none MakeAvailable) gets a
+        # variable fixed false under that rule's family, so that a core can name the rule.
+        # Same outcomes; verify never pays for the extra variables.
+        self.explaining = explaining
         self._n = 0
+
+    def excluded(self, name: str, family: str) -> z3.BoolRef:
+        """A fresh Boolean fixed false by `family` (only when explaining)."""
+        v = self.fresh_bool(name)
+        with self.family(family):
+            self.add(z3.Not(v))
+        return v
+
+    def included(self, name: str, family: str) -> z3.BoolRef:
+        """A fresh Boolean fixed true by `family`: a static fact a rule adds (explaining)."""
+        v = self.fresh_bool(name)
+        with self.family(family):
+            self.add(v)
+        return v
+
+    @contextmanager
+    def family(self, name: Optional[str]):
+        """Tag the constraints added inside with family `name` (STRUCTURE when None)."""
+        prev = self.current
+        self.current = name or STRUCTURE
+        try:
+            yield
+        finally:
+            self.current = prev
 
     def add(self, c: B, why: str = "") -> None:
         tick()   # the encoding honours --timeout (amdmm_smt/limits.py)
@@ -98,9 +137,9 @@ class Ctx:
             return
         if c is False:
             # An unconditional contradiction: keep it, the solver reports UNSAT.
-            self.constraints.append(z3.BoolVal(False))
-            return
+            c = z3.BoolVal(False)
         self.constraints.append(c)
+        self.families.append(self.current)
 
     def define(self, name: str, expr: B) -> B:
         """A fresh Boolean equal to `expr` (constants are returned unchanged). Used for the
@@ -111,6 +150,7 @@ class Ctx:
         v = z3.Bool(f"{name}#{self._n}")
         self._n += 1
         self.constraints.append(v == expr)
+        self.families.append(self.current)
         return v
 
     def fresh_bool(self, name: str) -> z3.BoolRef:
