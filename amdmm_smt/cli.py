@@ -164,19 +164,16 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     results = [r for _, r, e in runs if r is not None]
     errors = sorted(load_errors + [(t.file, e) for t, _, e in runs if e])
     warns = lint_tests([r.test for r in results], model_name)   # never change a verdict
+    for r in results:       # one channel: the lint warnings join the result's own warnings
+        r.warnings = list(r.warnings or []) + warns.get(r.test.file, [])
     if as_json:
         records = [result_record(r, timing=not no_timing) for r in results]
-        for rec, r in zip(records, results):
-            rec["lint"] = [w.record() for w in warns.get(r.test.file, [])]
         records += [error_record(f, m) for f, m in errors]
         print_json(records, sys.stdout)
     else:
         if results:
             print_table(results, [], console, timing=not no_timing, max_outcomes=max_outcomes,
                         quiet=quiet)
-        for r in results:
-            for w in warns.get(r.test.file, []):
-                console.print(str(w), markup=False, soft_wrap=True)
         console.print(summary(results, errors), markup=False)
     if junit_path:
         from .junit import write_junit
@@ -324,13 +321,13 @@ def lint(paths, model_name, as_json):
     batch = load(paths)
     warns = lint_tests(batch.tests, model_name)
     ws = sorted((w for t in batch.tests for w in warns.get(t.file, [])),
-                key=lambda w: (w.file, w.line, w.name, w.message))
+                key=lambda w: (w.file, w.line, w.code, w.message))
     if as_json:
         print_json([w.record() for w in ws], sys.stdout)
     else:
         for w in ws:
             console.print(str(w), markup=False, soft_wrap=True)
-        names = sorted({w.name for w in ws})
+        names = sorted({w.code for w in ws})
         console.print(f"{len(ws)} warning{'s' if len(ws) != 1 else ''} in {len(batch.tests)} "
                       f"test{'s' if len(batch.tests) != 1 else ''}"
                       + (f" ({', '.join(names)}; see `silence:` and docs/semantics.md "

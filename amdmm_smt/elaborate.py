@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .elab_barrier import BarrierInfo, elaborate_barriers
 from .errors import LitmusError, Unsupported, Warn
 from .ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP,
                  Instr, Test, at_least_monotonic, is_acquire, is_release)
@@ -73,6 +74,7 @@ class Elab:
     paths: list[dict[int, tuple]]                 # per thread: scope level -> instance key
     regs: dict[tuple[str, str], int] = field(default_factory=dict)   # (thread, reg) -> event
     locs: list[str] = field(default_factory=list)
+    barrier: Optional[BarrierInfo] = None         # docs/semantics.md 10.3 (None: no barriers)
     _by_loc: dict = field(default_factory=dict, repr=False)
     warnings: list = field(default_factory=list)   # errors.Warn: accepted, but worth saying
     # docs §11.5: the happens-before edges of async operations (E-init, E-done), all static
@@ -214,8 +216,7 @@ def elaborate(test: Test, model: Model) -> Elab:
     for ti, t in enumerate(test.threads):
         for pos, ins in enumerate(t.code):
             if ins.kind == "barrier":
-                raise Unsupported(f"'{ins.intrinsic}': the execution-barrier and asynchronous "
-                                  "operation models are not encoded yet", test.file, ins.line)
+                continue          # barrier operations: elab_barrier (not memory events)
             for (p, sfx) in ins.mmra:
                 if p == SYNC_AS_PREFIX and sfx not in SYNC_AS:
                     raise LitmusError(f"unknown address space '{sfx}' in "
@@ -232,7 +233,7 @@ def elaborate(test: Test, model: Model) -> Elab:
             if ins.kind == "dma":
                 events.extend(async_events(e, len(events)))
     el = Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs,
-              warnings=warnings)
+              warnings=warnings, barrier=elaborate_barriers(test, model, target, paths))
     el.async_hb = async_hb_edges(el)
     return el
 

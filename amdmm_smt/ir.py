@@ -166,3 +166,4 @@ class Test:
     target_line: Optional[int] = None
     model_line: Optional[int] = None
     silence: list = field(default_factory=list)   # warning names (amdmm_smt/lint.py)
+    undefined: Optional[str] = None    # "some": some executions are undefined (docs 10.6)

@@ -7,8 +7,8 @@ test silences warnings by name with the top-level key `silence: [name, ...]`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from .errors import Warn
 from .elaborate import (Elab, Event, compatible, may_acquire, may_release, strong_atomic,
                         SYNC_AS_PREFIX)
 from .ir import LEVEL_NAME, WORKGROUP, Test
@@ -40,23 +40,22 @@ WARNINGS = {
         "thread, so program order to and from them is not in happens-before (S001)",
 }
 
-
-@dataclass(frozen=True)
-class Warning:
-    name: str
-    file: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: warning [{self.name}]: {self.message}"
-
-    def record(self) -> dict:
-        return {"name": self.name, "file": self.file, "line": self.line,
-                "message": self.message}
+# warnings other stages attach (elaborate.py), silenced by the same key
+ELAB_WARNINGS = {
+    "cluster-without-clusters":
+        "a cluster number on a target without workgroup clusters: the cluster is the whole "
+        "agent (docs/semantics.md R-cluster-placement)",
+}
+ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}
 
 
-def lint(test: Test, elab: Elab) -> list[Warning]:
+def Warning(name: str, file: str, line: int, message: str) -> Warn:
+    """A lint warning is an errors.Warn whose code is its name (one channel for every warning:
+    printed after the table, `warnings` in --json, silenced by name)."""
+    return Warn(name, message, file, line)
+
+
+def lint(test: Test, elab: Elab) -> list[Warn]:
     """Every warning for the test, minus those it silences; sorted by line, then name."""
     out: list[Warning] = []
     ev = [e for e in elab.events if not e.is_init]
@@ -103,8 +102,11 @@ def lint(test: Test, elab: Elab) -> list[Warning]:
     for e in ev:
         if not e.is_fence or e.order == "seq_cst":   # seq_cst fences also order through psc
             continue
-        after = any(w.writes and strong_atomic(w) and elab.po(e, w) for w in ev)
-        before = any(r.reads and strong_atomic(r) and elab.po(r, e) for r in ev)
+        bar_rel, bar_acq = _barrier_fences(elab)
+        after = e.id in bar_rel or any(w.writes and strong_atomic(w) and elab.po(e, w)
+                                       for w in ev)
+        before = e.id in bar_acq or any(r.reads and strong_atomic(r) and elab.po(r, e)
+                                        for r in ev)
         rel, acq = may_release(e), may_acquire(e)
         if (rel and acq and not after and not before) or (rel and not acq and not after) or (
                 acq and not rel and not before):
@@ -144,8 +146,8 @@ def lint(test: Test, elab: Elab) -> list[Warning]:
                  f"operation of its thread ({', '.join(s.label for s in syncs)}): they do not "
                  "order it")
     silenced = set(getattr(test, "silence", None) or ())
-    out = [w for w in out if w.name not in silenced]
-    return sorted(set(out), key=lambda w: (w.line, w.name, w.message))
+    out = [w for w in out if w.code not in silenced]
+    return sorted(set(out), key=lambda w: (w.line, w.code, w.message))
 
 
 def _pub_locs(el: Elab, a: Event) -> set:
@@ -170,6 +172,8 @@ def _may_hb(el: Elab) -> set:
     ev = [e for e in el.events if not e.is_init]
     edges = {(a.id, b.id) for a in ev for b in ev if el.po(a, b)}
     edges |= set(getattr(el, "async_hb", ()))      # async completion (S004; docs §11.5)
+    bar_rel, bar_acq = _barrier_fences(el)          # barrier-arrive-release / -wait-acquire
+    edges |= {(a, b) for a in bar_rel for b in bar_acq if a != b}   # (docs §10.5), any pair
     for a in ev:
         if not may_release(a):
             continue
@@ -192,3 +196,25 @@ def _may_hb(el: Elab) -> set:
                     stack.append(m)
         reach |= {(e.id, m) for m in seen}
     return reach
+
+
+def _barrier_fences(el: Elab) -> tuple[set, set]:
+    """Release fences program-ordered before a barrier arrive, and acquire fences
+    program-ordered after a barrier wait, in a thread of the operation's wave (docs §10.5:
+    they form barrier-arrive-release / barrier-wait-acquire, which may synchronize)."""
+    info = getattr(el, "barrier", None)
+    if info is None:
+        return set(), set()
+    rel, acq = set(), set()
+    for e in el.events:
+        if not e.is_fence or e.is_init:
+            continue
+        for op in info.ops:
+            p = op.tpos.get(e.thread)
+            if p is None:
+                continue
+            if op.kind == "arrive" and may_release(e) and e.pos < p:
+                rel.add(e.id)
+            if op.kind == "wait" and may_acquire(e) and e.pos > p:
+                acq.add(e.id)
+    return rel, acq

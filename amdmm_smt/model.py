@@ -62,9 +62,16 @@ class Options:
     no_thin_air: bool = False
     # Execution-barrier model version: "seed-002" (AMDGPUUsage: init / join / drop / arrive /
     # wait, barrier-arrive-release / barrier-wait-acquire) or "pr170447" (seed 003: signal /
-    # wait / join / leave). Not encoded yet: a test that uses a barrier intrinsic is refused
-    # ("not supported yet") under every value.
+    # wait / join / leave; docs/semantics.md section 10).
     barrier_model: str = "seed-002"
+    # docs/semantics.md 10.7: R-bar-overlap ("overlap" | "inclusive"), R-bar-drop-race
+    # ("formal" | "completion"), R-bar-named-init ("required" | "signal-var"), R-bar-null
+    # ("last-joined" | "noop"), R-bar-cluster-drop ("workgroup" | "wave").
+    barrier_scopes: str = "overlap"
+    drop_race: str = "formal"
+    named_init: str = "required"
+    null_wait: str = "last-joined"
+    cluster_drop: str = "workgroup"
     # docs/semantics.md §11: "seed-004" (S004: async operations program-ordered at their
     # instruction, one asyncmark sequence, masks ignored) or "upstream-stages" (UP 2.4: async
     # operations outside program order, one asyncmark sequence per stage).
@@ -80,6 +87,9 @@ class Options:
 CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref"),
            "final_co": ("lo", "hb"), "cas_undef": ("either", "fail"),
            "barrier_model": ("seed-002", "pr170447"),
+           "barrier_scopes": ("overlap", "inclusive"), "drop_race": ("formal", "completion"),
+           "named_init": ("required", "signal-var"), "null_wait": ("last-joined", "noop"),
+           "cluster_drop": ("workgroup", "wave"),
            "async_model": ("seed-004", "upstream-stages"),
            "lds_scope": ("instruction", "data")}
 

@@ -41,6 +41,7 @@ class Result:
     thin_air: bool = False     # outcome set unbounded: values out of thin air
     limit: Optional[str] = None   # why --timeout / --memory stopped the test
     listed: bool = True        # False: --decide-only decided without listing the outcomes
+    ub: Optional[dict] = None  # undefined behaviour found (docs 10.6): rule, all, op, run
     why: str = ""              # when not complete: what stopped the enumeration, in words
     warnings: list = field(default_factory=list)    # errors.Warn about the test, sorted
     options: tuple = ()        # the model options that differ from the default: ((k, v), ...)

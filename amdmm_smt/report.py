@@ -37,6 +37,8 @@ def result_record(r: Result, timing: bool = True) -> dict:
     }
     if r.test.expect == "undefined":
         rec["undefined"] = r.undefined
+    if getattr(r, "ub", None):
+        rec["ub"] = r.ub       # docs/semantics.md 10.6: rule, all, op, run
     if timing:
         rec["seconds"] = round(r.seconds, 4)
     return rec
@@ -78,6 +80,11 @@ def verdict_text(r: Result) -> str:
         parts.append(f"stopped: {r.limit}")
     elif not r.complete:
         parts.append(f"enumeration incomplete: {r.why or 'the solver gave up within --timeout'}")
+    if getattr(r, "ub", None):
+        u = r.ub
+        parts.append(f"undefined behaviour ({'every' if u['all'] else 'some'} execution"
+                     f"{'' if u['all'] else 's'}): {u['rule']} at {u['op']}; run: "
+                     + (" ; ".join(u["run"]) or "(start)"))
     if not parts:
         parts.append("no expectation given")
     return "\n".join(parts)
@@ -90,6 +97,8 @@ TABLE_WIDTH = 120     # narrower consoles (CI logs, pipes at 80 columns) get one
 def outcome_lines(r: Result, cap: int = MAX_OUTCOMES) -> list[str]:
     if r.test.expect == "undefined" and r.undefined:
         return ["undefined: no defined execution"]
+    if getattr(r, "ub", None) and r.ub["all"]:
+        return [f"undefined ({r.ub['rule']}): no defined execution"]
     if not getattr(r, "listed", True):
         return ["(not listed: --decide-only)"]
     lines = [format_state(s) for s in r.states] or ["(none)"]
@@ -116,7 +125,9 @@ def model_lines(results: list[Result]) -> list[str]:
 def warnings_of(r: Result) -> list:
     """The result's warnings (elaboration) and the test's own, if a stage attached any."""
     ws = set(getattr(r, "warnings", None) or []) | set(getattr(r.test, "warnings", None) or [])
-    return sorted(ws, key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
+    silenced = set(getattr(r.test, "silence", None) or [])
+    return sorted((w for w in ws if w.code not in silenced),
+                  key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
 
 
 def all_warnings(results: list[Result]) -> list:

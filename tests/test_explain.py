@@ -397,13 +397,13 @@ def test_read_always_undef_is_sound():
 def test_verify_prints_and_carries_warnings():
     p = os.path.join(LINT, "read-always-undef.yaml")
     r = CliRunner().invoke(main, ["verify", p, "--no-timing"])
-    assert "warning [read-always-undef]" in r.output and r.exit_code == 0
+    assert "warning[read-always-undef]" in r.output and r.exit_code == 0
     r = CliRunner().invoke(main, ["verify", p, "--json", "--no-timing"])
     rec = json.loads(r.output)
-    assert [w["name"] for w in rec["lint"]] == ["read-always-undef"]
+    assert [w["code"] for w in rec["warnings"]] == ["read-always-undef"]
     r = CliRunner().invoke(main, ["lint", LINT, "--json"])
     assert r.exit_code == 0
-    assert {json.loads(ln)["name"] for ln in r.output.splitlines()} == set(WARNINGS)
+    assert {json.loads(ln)["code"] for ln in r.output.splitlines()} == set(WARNINGS)
 
 
 def test_diff_explains_each_changed_outcome():
@@ -467,3 +467,17 @@ def test_generated_explanations_agree_with_verify(g):
         for f in ex.core:
             assert _solver_with(t, m, cond, set(ex.core) - {f}).check() == z3.sat
         break
+
+
+def test_one_warning_channel_and_silence_covers_elaboration_warnings(tmp_path):
+    """Lint warnings and the elaboration's (cluster-without-clusters) share one channel: the
+    JSON key `warnings`, printed after the table; `silence:` silences either kind by name."""
+    src = open(os.path.join(ROOT, "litmus", "classic",
+                            "MP+rel-acq.cluster.gfx942.diff-cluster.yaml")).read()
+    p = tmp_path / "c.yaml"
+    p.write_text(src)
+    r = CliRunner().invoke(main, ["verify", str(p), "--json", "--no-timing"])
+    assert [w["code"] for w in json.loads(r.output)["warnings"]] == ["cluster-without-clusters"]
+    p.write_text(src.replace("memory:", "silence: [cluster-without-clusters]\nmemory:", 1))
+    r = CliRunner().invoke(main, ["verify", str(p), "--json", "--no-timing"])
+    assert r.exit_code == 0 and "warnings" not in json.loads(r.output)

@@ -1,6 +1,7 @@
 """Stage 3: encode an elaborated test as Z3 constraints over a symbolic execution.
 
 One module per family of axioms, applied in this order:
+  barrier                 execution-barrier runs, outcomes, isfirst (S002, S003; only with barriers)
   values.write_values     what writes write (incl. atomicrmw / cmpxchg)
   async_ops.write_values  what an async copy writes (S004; hb edges: sync.happens_before)
   sync.happens_before     release sequences, synchronizes-with, happens-before (LangRef, S002)
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from .. import families as F
 from ..elaborate import Elab
-from . import async_ops, avvis, coherence, sync, values
+from . import async_ops, avvis, barrier, coherence, sync, values
 from .execution import Execution
 
 
@@ -27,12 +28,18 @@ def encode(elab: Elab, explaining: bool = False) -> Execution:
     """`explaining`: also name what rules statically exclude (encode/logic.py Ctx)."""
     x = Execution(elab, explaining)   # declarations: STRUCTURE
     fam = x.ctx.family
+    if elab.barrier is not None:   # docs/semantics.md §10: the run chosen among the defined ones
+        with fam(F.BARRIER):
+            barrier.encode_choice(x, barrier.analyse(elab))
     with fam(F.WRITE_VALUES):
         values.write_values(x)
     with fam(F.ASYNC):             # completion edges: sync.happens_before
         async_ops.write_values(x)
-    with fam(F.HB):                # synchronizes-with inside: F.SYNC
+    with fam(F.HB):                # synchronizes-with inside: F.SYNC, F.BARRIER
         sync.happens_before(x)
+    if elab.barrier is not None and elab.model.options.barrier_model == "pr170447":
+        with fam(F.BARRIER):       # S003: bmo consistent with happens-before
+            barrier.hb_consistency(x)
     with fam(F.LO):                # availability, visibility inside: F.AVAIL, F.VIS
         x.avvis = avvis.encode_location_order(x)
     with fam(F.READ_VALUE):
