@@ -20,6 +20,7 @@ from .elaborate import Elab, Event, elaborate
 from .encode import encode
 from .encode.avvis import av_scope, make_available
 from .encode.execution import Execution
+from .graph import effects
 from .ir import LEVEL_NAME, SYSTEM, Condition, Test
 from .model import Model
 from .outcomes import format_state, projection
@@ -437,13 +438,7 @@ def format_witness(wt: dict) -> list:
         for e in wt["events"]:
             if e["thread"] != t:
                 continue
-            extra = []
-            if "read" in e:
-                extra.append(f"read {e['read']}")
-            if e.get("writes"):
-                extra.append(f"wrote {e['wrote']}")
-            elif "writes" in e:
-                extra.append("did not write")
+            extra = effects(e)
             out.append(f"  {e['id']:<8} {e['text']}")
             out.append(f"  {'':<8}   [{e['scope']}]" + (f" {'; '.join(extra)}" if extra else ""))
     out.append("reads-from: " + (", ".join(f"{a} -> {b}" for a, b in wt["rf"]) or "none"))
