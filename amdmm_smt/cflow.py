@@ -1,4 +1,4 @@
-"""Control flow (docs/semantics.md section 14): the blocks of a thread, the static checks
+"""Control flow (docs/semantics.md section 15): the blocks of a thread, the static checks
 (labels, SSA dominance of uses, types, phi incoming labels), the registers an outcome shows,
 and the unrolling of a thread into its finitely many paths under a bound.
 
@@ -111,7 +111,7 @@ def analyse(t: Thread, file: str) -> None:
         if ins.kind in ("barrier", "dma", "asyncmark", "wait_asyncmark"):
             raise Unsupported(f"'{ins.intrinsic}' in a thread with control flow: barriers and "
                               "async operations under branches or in loops are not supported "
-                              "yet (docs/semantics.md 14.6)", file, ins.line)
+                              "yet (docs/semantics.md 15.6)", file, ins.line)
     n = len(blocks)
     succ = [_succ(blocks, i) for i in range(n)]
     preds: list = [[] for _ in range(n)]
@@ -242,7 +242,7 @@ def _ren(op, inst: dict):
 
 def thread_paths(t: Thread, bound: int, file: str) -> list:
     """Every path of thread t in which no block runs more than `bound` times, and every path
-    cut where a block would run for the (bound+1)-th time (docs section 14.2)."""
+    cut where a block would run for the (bound+1)-th time (docs section 15.2)."""
     blocks = blocks_of(t.code)
     index = {b.name: k for k, b in enumerate(blocks)}
     out: list = []

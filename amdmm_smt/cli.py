@@ -18,7 +18,7 @@ from .errors import LitmusError
 from .model import get_model, list_models
 from .report import (MAX_OUTCOMES, error_record, print_json, print_table, result_record,
                      summary)
-from .runner import lint_tests, load, progress_printer, run_all
+from .runner import collect, lint_tests, load, progress_printer, run_files, run_models
 
 
 def _fail2(msg: str) -> None:
@@ -99,11 +99,13 @@ def _write(option: str, path: str, text: str) -> None:
 
 
 _timeout = click.option("--timeout", default=600.0, show_default=True, type=_Seconds(),
-                        help="Seconds the solver may spend on one test; past it the test is "
-                             "reported unknown (a failure).")
+                        help="Seconds one test may take, every stage included (parsing, "
+                             "encoding, solving); past it the test is reported unknown (a "
+                             "failure), within about a second.")
 _memory = click.option("--memory", "memory_mb", default=None, type=click.IntRange(min=16),
-                       help="Solver memory limit in MiB per test; past it the test is "
-                            "reported unknown (a failure).")
+                       help="Memory limit in MiB per test (growth of the worker process "
+                            "running it, and Z3's own limit); past it the test is reported "
+                            "unknown (a failure).")
 _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
                      help="Run tests in this many processes (output is the same).")
 
@@ -129,11 +131,19 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 @click.option("--max-outcomes", default=MAX_OUTCOMES, show_default=True,
               type=click.IntRange(min=0),
               help="Outcomes printed per test in the table (0: all). --json lists all.")
+@click.option("--decide-only", is_flag=True,
+              help="Answer each expectation with its own solver queries without listing "
+                   "every outcome (an `outcomes:` list is checked state by state, plus one "
+                   "query for any state outside it). Same verdicts, much faster on big tests.")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run the tests on a Dask distributed cluster: a scheduler address "
+                   "(tcp://host:8786) or `local` for a LocalCluster on this machine. "
+                   "Needs the `cluster` extra. Output is the same as a local run.")
 @click.option("--unroll", default=None, type=click.IntRange(min=1, max=64),
               help="Loop bound for tests with control flow that give no `unroll:` (each block "
                    "runs at most this many times per execution; default 2).")
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
-           quiet, max_outcomes, unroll):
+           quiet, max_outcomes, decide_only, dask_address, unroll):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
@@ -142,21 +152,20 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     except LitmusError as e:
         _fail2(str(e))
     _writable("--junit", junit_path)
-    batch = load(paths)
-    if unroll is not None:          # docs/semantics.md 14.2: a test's own unroll: wins
-        for t in batch.tests:
-            if t.unroll is None:
-                t.unroll = unroll
-    bar, tick = progress_printer(len(batch.tests), quiet=as_json or quiet)
+    files, _ = collect(paths)
+    bar, tick = progress_printer(len(files), quiet=as_json or quiet)
     if bar:
         bar.start()
     try:
-        runs = run_all(batch.tests, model_name, timeout, jobs, tick, memory_mb, engine)
+        runs, load_errors = run_files(paths, model_name, timeout, jobs, tick, memory_mb, engine,
+                                      decide_only, dask_address, unroll=unroll)
+    except LitmusError as e:
+        _fail2(str(e))
     finally:
         if bar:
             bar.stop()
     results = [r for _, r, e in runs if r is not None]
-    errors = sorted(batch.errors + [(t.file, e) for t, _, e in runs if e])
+    errors = sorted(load_errors + [(t.file, e) for t, _, e in runs if e])
     warns = lint_tests([r.test for r in results], model_name)   # never change a verdict
     for r in results:       # one channel: the lint warnings join the result's own warnings
         r.warnings = list(r.warnings or []) + warns.get(r.test.file, [])
@@ -172,7 +181,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     if junit_path:
         from .junit import write_junit
         try:
-            write_junit(junit_path, "amdmm-smt", runs, batch.errors)
+            write_junit(junit_path, "amdmm-smt", runs, load_errors)
         except OSError as e:
             _fail2(f"--junit {_show(junit_path)}: cannot write: {e.strerror}")
     for _, m in errors:
@@ -195,7 +204,9 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
                    "the rule families that forbid it under the other.")
 @_timeout
 @_jobs
-def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs):
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run on a Dask distributed cluster (as `verify --dask`).")
+def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask_address):
     """Compare the outcomes two model versions allow on the same tests.
 
     A test that names its own `model:` is run under --from and --to like every other test
@@ -215,8 +226,10 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs):
     if bar:
         bar.start()
     try:
-        ra = run_all(batch.tests, a.file or a.name, timeout, jobs, tick)
-        rb = run_all(batch.tests, b.file or b.name, timeout, jobs, tick)
+        ra, rb = run_models(batch.tests, [a.file or a.name, b.file or b.name], timeout, jobs,
+                            tick, dask=dask_address)
+    except LitmusError as e:
+        _fail2(str(e))
     finally:
         if bar:
             bar.stop()

@@ -79,7 +79,7 @@ class Elab:
     warnings: list = field(default_factory=list)   # errors.Warn: accepted, but worth saying
     # docs §11.5: the happens-before edges of async operations (E-init, E-done), all static
     async_hb: list = field(default_factory=list)
-    # docs §14.4: one path per thread: register computations and the branches taken
+    # docs §15.4: one path per thread: register computations and the branches taken
     comp: dict = field(default_factory=dict)      # (thread, reg) -> icmp/binop/select/copy
     assumes: list = field(default_factory=list)   # (thread index, assume Instr)
 
@@ -221,14 +221,14 @@ def elaborate(test: Test, model: Model) -> Elab:
     for ti, t in enumerate(test.threads):
         for pos, ins in enumerate(t.code):
             if ins.kind in ("icmp", "binop", "select", "copy"):
-                comp[(t.name, ins.reg)] = ins     # docs 14.4: a computation, no event
+                comp[(t.name, ins.reg)] = ins     # docs 15.4: a computation, no event
                 continue
-            if ins.kind in ("label", "br", "ret", "phi"):     # docs §14: unroll first
+            if ins.kind in ("label", "br", "ret", "phi"):     # docs §15: unroll first
                 raise Unsupported("control flow reaches elaborate un-unrolled: run it through "
                                   "cflow.combos (solve.run_test / reference.run_reference)",
                                   test.file, ins.line)
             if ins.kind == "assume":
-                assumes.append((ti, ins))         # docs 14.4: the branch taken on this path
+                assumes.append((ti, ins))         # docs 15.4: the branch taken on this path
                 continue
             if ins.kind == "barrier":
                 continue          # barrier operations: elab_barrier (not memory events)

@@ -21,6 +21,7 @@ from .errors import Unsupported
 from .encode import encode
 from .encode.avvis import av_scope, make_available
 from .encode.execution import Execution
+from .graph import effects
 from .ir import LEVEL_NAME, SYSTEM, Condition, Test
 from .model import Model
 from .outcomes import format_state, projection
@@ -69,9 +70,9 @@ def _bool(v) -> z3.BoolRef:
 def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
             minimise: bool = True) -> Explanation:
     from .cflow import test_has_cflow
-    if test_has_cflow(test):     # docs/semantics.md 14.6
+    if test_has_cflow(test):     # docs/semantics.md 15.6
         raise Unsupported("explain does not analyse tests with control flow yet (the outcome "
-                          "set of `verify` does; docs/semantics.md 14.6)", test.file, test.line)
+                          "set of `verify` does; docs/semantics.md 15.6)", test.file, test.line)
     t0 = time.perf_counter()
     deadline = t0 + timeout
     elab = elaborate(test, model)
@@ -442,13 +443,7 @@ def format_witness(wt: dict) -> list:
         for e in wt["events"]:
             if e["thread"] != t:
                 continue
-            extra = []
-            if "read" in e:
-                extra.append(f"read {e['read']}")
-            if e.get("writes"):
-                extra.append(f"wrote {e['wrote']}")
-            elif "writes" in e:
-                extra.append("did not write")
+            extra = effects(e)
             out.append(f"  {e['id']:<8} {e['text']}")
             out.append(f"  {'':<8}   [{e['scope']}]" + (f" {'; '.join(extra)}" if extra else ""))
     out.append("reads-from: " + (", ".join(f"{a} -> {b}" for a, b in wt["rf"]) or "none"))

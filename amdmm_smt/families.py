@@ -120,7 +120,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
         "program order and reads-from together are acyclic (RC11)"),
     BARRIER: ("S002 execution-barrier model", "barrier counting and phases"),
     ASYNC: ("S004 AMDGPU asynchronous operations", "async completion"),
-    CONTROL: ("LangRef br, icmp, phi; docs/semantics.md §14",
+    CONTROL: ("LangRef br, icmp, phi; docs/semantics.md §15",
               "the executed path: each conditional branch went the way its defined condition "
               "says (an undef condition is undefined behaviour)"),
 }

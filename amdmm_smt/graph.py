@@ -66,18 +66,23 @@ def _in_order(events: list, t: str) -> list:
                                     if e["thread"] == t)]
 
 
-def _label(e: dict) -> list[str]:
-    if e["thread"] is None:
-        return [e["id"], f"wrote {e.get('wrote', 'undef')}"]
-    first = f"{e['id']}  {e['short']}"
+def effects(e: dict) -> list[str]:
+    """What a witness event did: the value it read, the value it wrote (or that it did not)."""
     extra = []
     if "read" in e:
         extra.append(f"read {e['read']}")
     if e.get("writes"):
         extra.append(f"wrote {e['wrote']}")
     elif "writes" in e:
-        extra.append("no write")
-    return [first, (", ".join(extra) + f"  [{e['scope']}]").strip()]
+        extra.append("did not write")
+    return extra
+
+
+def _label(e: dict) -> list[str]:
+    if e["thread"] is None:
+        return [e["id"], f"wrote {e.get('wrote', 'undef')}"]
+    first = f"{e['id']}  {e['short']}"
+    return [first, (", ".join(effects(e)) + f"  [{e['scope']}]").strip()]
 
 
 def to_dot(wt: dict, title: str = "") -> str:

@@ -920,7 +920,7 @@ class _Lower:
         self.stmts(self.th.body)
         return self.out
 
-    # control flow (docs/semantics.md §14; docs/herd-import.md "Control flow")
+    # control flow (docs/semantics.md §15; docs/herd-import.md "Control flow")
     def label(self, hint: str) -> str:
         self.labels += 1
         return f"{hint}{self.labels}"
@@ -1603,7 +1603,7 @@ def _description(prog: Program, file: str, notes: list, lowered: list) -> list[s
     if any(lo.loops for lo in lowered):
         out.append("Its while loops are unrolled (verify --unroll N, default 2) with bound: "
                    "assume, as herd7 does: executions needing more iterations are not "
-                   "considered (docs/semantics.md 14.2).")
+                   "considered (docs/semantics.md 15.2).")
     q = prog.quantifier
     if q is None:
         out.append("The .litmus file has no final condition.")

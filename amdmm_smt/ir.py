@@ -75,7 +75,7 @@ class Instr:
     intrinsic: Optional[str] = None    # for barrier / async calls: the intrinsic name
     args: tuple = ()                   # for barrier / async calls: parsed arguments
     guard: Optional[object] = None     # reserved for control flow
-    # control flow (docs/semantics.md section 14): icmp / binop / select / phi / br / assume
+    # control flow (docs/semantics.md section 15): icmp / binop / select / phi / br / assume
     ops: tuple = ()                    # operands (int or Reg); phi: one per incoming label
     targets: tuple = ()                # br: successor labels; phi: incoming labels; label: name
 
@@ -102,7 +102,7 @@ class Thread:
     code: list[Instr]
     line: int
     place_lines: dict = field(default_factory=dict)   # placement key -> its line
-    # the i32 registers an outcome shows: defined on every complete path (docs section 14);
+    # the i32 registers an outcome shows: defined on every complete path (docs section 15);
     # None: every register the code defines (straight-line code)
     out_regs: Optional[list] = None
 
@@ -172,7 +172,7 @@ class Test:
     outcomes: Optional[list[Condition]] = None
     target_line: Optional[int] = None
     model_line: Optional[int] = None
-    unroll: Optional[int] = None       # docs section 14: loop bound (None: the --unroll default)
+    unroll: Optional[int] = None       # docs section 15: loop bound (None: the --unroll default)
     bound: str = "fail"                # fail | assume: executions past the bound
     unroll_line: Optional[int] = None
     silence: list = field(default_factory=list)   # warning names (amdmm_smt/lint.py)

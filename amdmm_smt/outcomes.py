@@ -39,6 +39,8 @@ class Result:
     undefined: bool = False
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
+    limit: Optional[str] = None   # why --timeout / --memory stopped the test
+    listed: bool = True        # False: --decide-only decided without listing the outcomes
     ub: Optional[dict] = None  # undefined behaviour found (docs 10.6): rule, all, op, run
     why: str = ""              # when not complete: what stopped the enumeration, in words
     warnings: list = field(default_factory=list)    # errors.Warn about the test, sorted
@@ -48,6 +50,8 @@ class Result:
     def status(self) -> str:
         if self.error:
             return "error"
+        if self.limit:
+            return "unknown"
         if any(v.status == "unknown" for v in self.verdicts) or (
                 not self.complete and not self.verdicts):
             return "unknown"
@@ -121,7 +125,7 @@ def format_state(state: State) -> str:
 def projection(test: Test) -> tuple[list[str], list]:
     keys, terms = [], []
     for t in test.threads:
-        # docs section 14.3: with control flow, the i32 registers defined on every path
+        # docs section 15.3: with control flow, the i32 registers defined on every path
         regs = t.out_regs if t.out_regs is not None else [i.reg for i in t.code if i.reg]
         for reg in regs:
             keys.append(f"{t.name}:%{reg}")
@@ -200,8 +204,33 @@ def state_sort_key(state: State):
     return tuple((0, v) if v is not None else (1, 0) for _, v in state)
 
 
+def limit_result(test: Test, model, reason: str, seconds: float) -> Result:
+    """The unknown result of a test stopped by --timeout or --memory (amdmm_smt/limits.py):
+    every expectation it has is unknown, with the reason. `model`: a Model, or its name when
+    the model could not be loaded."""
+    if isinstance(model, Model):
+        r = gave_up(test, model, reason, seconds)
+    else:
+        r = Result(test, str(model), [], [], False, [], seconds, why=reason)
+        r.verdicts = gave_up(test, _NoModel(), reason).verdicts
+    try:
+        r.keys = projection(test)[0]
+    except Exception:   # the reason matters more than the column names
+        pass
+    r.limit = reason
+    return r
+
+
+class _NoModel:
+    name = "?"
+
+    @staticmethod
+    def changed_options() -> tuple:
+        return ()
+
+
 def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states) -> None:
-    """docs 14.2 (bound reached) and 14.5 (branch on undef): shared by both engines."""
+    """docs 15.2 (bound reached) and 15.5 (branch on undef): shared by both engines."""
     if cut is not None:
         thread, block, line = cut
         res.verdicts.append(Verdict(
@@ -216,7 +245,7 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
         # the record of docs 10.6 (R-bar-ub), judged the same way
         res.ub = {"rule": "branch-on-undef", "all": every, "op": f"{thread} line {line}",
                   "run": [f"{thread} branches on an undef condition (LangRef br: immediate "
-                          "undefined behaviour; docs 14.5)"], "rules": ["branch-on-undef"]}
+                          "undefined behaviour; docs 15.5)"], "rules": ["branch-on-undef"]}
         where = f"branch on undef at {thread}, line {line}"
         if every:
             if test.expect == "undefined":

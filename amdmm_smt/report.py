@@ -22,6 +22,8 @@ def result_record(r: Result, timing: bool = True) -> dict:
         "status": r.status,
         "complete": r.complete,
         **({"thin_air": True} if getattr(r, "thin_air", False) else {}),
+        **({"limit": r.limit} if getattr(r, "limit", None) else {}),
+        **({"listed": False} if not getattr(r, "listed", True) else {}),
         **({"why": r.why} if getattr(r, "why", "") else {}),
         "model_options": {k: v for k, v in getattr(r, "options", ())},
         **({"warnings": [w.record() for w in warnings_of(r)]} if warnings_of(r) else {}),
@@ -61,7 +63,7 @@ def verdict_text(r: Result) -> str:
             parts.append(f"exists {v.expected}: {v.status} ({v.detail})")
         elif v.kind == "undefined":
             parts.append(f"undefined: {v.status} ({v.detail})")
-        elif v.kind == "bound":          # docs/semantics.md 14.2
+        elif v.kind == "bound":          # docs/semantics.md 15.2
             parts.append(f"unroll bound: {v.status} ({v.detail})")
         else:
             s = f"outcomes: {v.status} ({v.detail})"
@@ -76,6 +78,8 @@ def verdict_text(r: Result) -> str:
         parts.append("outcomes unbounded: a read can return a value out of thin air (load "
                      "buffering through data dependencies; the model has no no-thin-air "
                      "axiom); exists conditions are still decided exactly")
+    elif getattr(r, "limit", None):
+        parts.append(f"stopped: {r.limit}")
     elif not r.complete:
         parts.append(f"enumeration incomplete: {r.why or 'the solver gave up within --timeout'}")
     if getattr(r, "ub", None):
@@ -97,6 +101,8 @@ def outcome_lines(r: Result, cap: int = MAX_OUTCOMES) -> list[str]:
         return ["undefined: no defined execution"]
     if getattr(r, "ub", None) and r.ub["all"]:
         return [f"undefined ({r.ub['rule']}): no defined execution"]
+    if not getattr(r, "listed", True):
+        return ["(not listed: --decide-only)"]
     lines = [format_state(s) for s in r.states] or ["(none)"]
     if cap and len(lines) > cap:
         lines = lines[:cap] + [f"... and {len(lines) - cap} more outcomes (--max-outcomes 0 "

@@ -3,7 +3,7 @@ unroll 3 < 5 s; a ticket lock with three contenders and unroll 4 < 30 s).
 
     python3 benchmarks/cflow_scaling.py [--contenders 2,3] [--unroll 2,3,4] [--family all]
 
-Families (docs/semantics.md §14; the two-contender versions are the hand-derived tests of
+Families (docs/semantics.md §15; the two-contender versions are the hand-derived tests of
 litmus/cflow/): `caslock` (CAS spin lock around a non-atomic counter), `ticket` (ticket lock),
 `swbarrier` (software barrier from an agent-scope atomic counter); one contender per
 workgroup, agent scope, `bound: assume`, every outcome enumerated and `@cnt` (or the data)
@@ -117,7 +117,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 r = run_test(parse_text(text, f"{fam}.yaml"), model, timeout=a.timeout)
                 dt = time.perf_counter() - t0
-                print(f"{fam:<10} {c:>2} {u:>2} {combos_n:>7} {cand:>14.3g} {len(r.states):>8} "
+                print(f"{fam:<10} {c:>2} {u:>2} {combos_n:>7} {cand:>15.3g} {len(r.states):>8} "
                       f"{r.status:>8} {dt:>8.2f}", flush=True)
 
 

@@ -2,7 +2,11 @@
 engines; prints the count of disagreements (target: 0) and writes each one to a directory.
 
     python3 benchmarks/differential.py --count 10000 [--seed 1] [--out /tmp/disagreements]
-        [--barriers N]
+        [--family mixed|plain|async|async-rich] [--barriers N]
+
+Families: `plain` (tests/gen.py `litmus`: 2-4 threads, tags, LDS), `async` (tests/gen.py
+`gen_async`), `async-rich` (tests/gen_async_rich.py: async with MMRA tags, atomics, fences,
+another workgroup), `mixed` (default: half plain, a quarter each async family).
 
 --barriers N adds N generated execution-barrier tests (tests/gen.py barrier_test); those the
 reference engine refuses (ReferenceUnsupported, until its barrier family lands) are counted
@@ -24,7 +28,8 @@ sys.path.insert(0, ROOT)
 from hypothesis.errors import NonInteractiveExampleWarning  # noqa: E402
 
 from amdmm_smt.model import list_models  # noqa: E402
-from tests.gen import litmus, render  # noqa: E402
+from tests.gen import gen_async, litmus, render  # noqa: E402
+from tests.gen_async_rich import gen_async_rich, render_rich  # noqa: E402
 from tests.test_differential import disagreement  # noqa: E402
 
 
@@ -33,6 +38,8 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="/tmp/amdmm-disagreements")
+    ap.add_argument("--family", choices=["mixed", "plain", "async", "async-rich"],
+                    default="mixed")
     ap.add_argument("--barriers", type=int, default=0)
     a = ap.parse_args()
     warnings.simplefilter("ignore", NonInteractiveExampleWarning)
@@ -41,10 +48,26 @@ def main() -> None:
     strat = litmus(tags=True, lds=True)
     os.makedirs(a.out, exist_ok=True)
     bad = skipped = 0
+    per_family: dict = {}
     t0 = time.time()
+
+    def pick(xs):
+        return rnd.choice(list(xs))
     for i in range(a.count):
-        text = render(strat.example(), name=f"diff-{i}")
+        fam = a.family
+        if fam == "mixed":
+            fam = rnd.choice(["plain", "plain", "async", "async-rich"])
+        if fam == "plain":
+            g = strat.example()
+        elif fam == "async":
+            g = gen_async(pick)
+        else:
+            g = gen_async_rich(pick)
+        text = (render_rich if fam == "async-rich" else render)(g, name=f"diff-{i}")
         model = rnd.choice(models)
+        if fam != "plain" and rnd.random() < 0.8:     # the two async versions, mostly
+            model = rnd.choice(["seed", "upstream-2026"])
+        per_family[fam] = per_family.get(fam, 0) + 1
         d = disagreement(text, model)
         if d == "too big":
             skipped += 1
@@ -55,7 +78,8 @@ def main() -> None:
         if (i + 1) % max(1, a.count // 20) == 0:
             print(f"[{i + 1}/{a.count}] disagreements: {bad}, too big for the reference: "
                   f"{skipped}, {time.time() - t0:.0f} s", file=sys.stderr)
-    print(f"tests: {a.count}  disagreements: {bad}  skipped (too big): {skipped}  "
+    fams = ", ".join(f"{k} {v}" for k, v in sorted(per_family.items()))
+    print(f"tests: {a.count} ({fams})  disagreements: {bad}  skipped (too big): {skipped}  "
           f"seconds: {time.time() - t0:.0f}")
     bad += barriers(a.barriers, rnd, a.out)
     sys.exit(1 if bad else 0)

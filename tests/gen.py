@@ -410,7 +410,7 @@ def _align_waves(text: str, places: list) -> str:
         out.append(b)
     return head + "".join(out)
 
-# ---- control flow (docs/semantics.md §14) ----------------------------------------------------
+# ---- control flow (docs/semantics.md §15) ----------------------------------------------------
 
 CF_PREDS = ["eq", "ne", "slt", "sgt", "ule", "uge"]
 

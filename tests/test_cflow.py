@@ -1,4 +1,4 @@
-"""Control flow (docs/semantics.md section 14): every form parses, malformed control flow is a
+"""Control flow (docs/semantics.md section 15): every form parses, malformed control flow is a
 FILE:LINE error, the unroll bound fails loudly unless assumed, branch on undef is UB, and both
 engines agree on the litmus/cflow corpus."""
 

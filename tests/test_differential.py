@@ -53,7 +53,7 @@ def test_engines_agree_on_the_corpus():
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
         m = get_model(t.model)
-        if has_control_flow(t):        # docs §14: both engines run the path combinations
+        if has_control_flow(t):        # docs §15: both engines run the path combinations
             b = run_reference(t, m, limit=200_000)
             if not b.complete:
                 unsupported.append(os.path.relpath(f, root) + " (too big)")
@@ -73,9 +73,9 @@ def test_engines_agree_on_the_corpus():
 
 
 def reference_refuses(t, m) -> bool:
-    """The reference engine has no async family yet (issue 10: another engineer writes it from
-    docs/semantics.md §11). Only while it raises ReferenceUnsupported is a test skipped, and
-    every skip is counted and printed, never silent."""
+    """Does the reference engine raise ReferenceUnsupported (today: execution barriers and
+    the no_thin_air option)? Such a test is skipped, and every skip is counted and printed,
+    never silent."""
     try:
         reference_outcomes(elaborate(t, m), limit=1)
     except ReferenceUnsupported:
@@ -96,13 +96,16 @@ def _report_refused(what: str, names: list) -> None:
 # ---- asynchronous operations (issue 10) -----------------------------------------------------
 
 ASYNC_N = int(os.environ.get("AMDMM_ASYNC_EXAMPLES", "40"))
+ASYNC_RICH_N = int(os.environ.get("AMDMM_ASYNC_RICH_EXAMPLES", "20"))
 ASYNC_MODELS = ["seed", "upstream-2026"]
 _z3_async: dict = {}
 
 
 def _async_cases():
     from .gen import async_examples
-    return [(i, render(g, f"gen-async-{i}")) for i, g in enumerate(async_examples(ASYNC_N))]
+    from .gen_async_rich import async_rich_examples
+    return ([(i, render(g, f"gen-async-{i}")) for i, g in enumerate(async_examples(ASYNC_N))]
+            + list(enumerate(async_rich_examples(ASYNC_RICH_N), start=ASYNC_N)))
 
 
 def _z3(text: str, model_name: str):
@@ -124,27 +127,28 @@ def test_z3_engine_handles_generated_async_tests():
 
 
 def test_engines_agree_on_generated_async_tests():
-    """Differential on the generated async tests: compared wherever the reference engine
-    accepts them; while it raises ReferenceUnsupported (its async family is another engineer's
-    work) each refused test is counted and reported, never silently dropped."""
-    refused, compared = [], 0
+    """Differential on the generated async tests (tests/gen.py `gen_async` and the async-heavy
+    tests/gen_async_rich.py) under both async versions: the reference engine computes
+    completion and the async edges itself (reference/async_ops.py) and refuses none of them;
+    a test too big for its enumeration limit is counted and reported, never silently
+    dropped."""
+    too_big, compared = [], 0
     for i, text in _async_cases():
         for m in ASYNC_MODELS:
             t = parse_text(text, "gen.yaml")
-            if reference_refuses(t, get_model(m)):
-                refused.append(f"gen-async-{i}/{m}")
-                continue
+            assert not reference_refuses(t, get_model(m)), f"model {m}\n{text}"
             try:
                 ref = reference_outcomes(elaborate(t, get_model(m)), limit=200_000)
             except ReferenceTooBig:
-                refused.append(f"gen-async-{i}/{m} (too big)")
+                too_big.append(f"gen-async-{i}/{m}")
                 continue
             smt = set(_z3(text, m).states)
             assert smt == ref, f"model {m}\n{text}\nsmt only / reference only: " \
                                f"{(smt - ref, ref - smt)}"
             compared += 1
     print(f"\nasync differential: {compared} compared")
-    _report_refused("generated async tests", refused)
+    _report_refused("generated async tests (too big for the reference limit)", too_big)
+    assert compared >= len(too_big) * 4
 
 
 # ---- execution barriers (issue 9) ----------------------------------------------------------
@@ -191,7 +195,7 @@ def test_generated_barrier_tests():
     print(f"\nbarrier differential: {compared} of {_BAR_N} compared")
     _report_refused("generated barrier tests", refused)
 
-# ---- control flow (issue 11, docs/semantics.md §14) ------------------------------------------
+# ---- control flow (issue 11, docs/semantics.md §15) ------------------------------------------
 
 CF_N = int(os.environ.get("AMDMM_CF_EXAMPLES", "60"))
 _cf_last: list = [None]

@@ -212,7 +212,7 @@ def _forbidden_exists():
     out = []
     for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
-        if has_control_flow(t):     # explain refuses control flow (semantics.md 14.6)
+        if has_control_flow(t):     # explain refuses control flow (semantics.md 15.6)
             continue
         if t.expect == "forbidden":
             out.append(os.path.relpath(f, LIT))
@@ -236,7 +236,7 @@ def _allowed_exists():
     out = []
     for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
-        if has_control_flow(t):     # explain refuses control flow (semantics.md 14.6)
+        if has_control_flow(t):     # explain refuses control flow (semantics.md 15.6)
             continue
         if t.expect == "allowed":
             out.append(os.path.relpath(f, LIT))
@@ -266,7 +266,7 @@ def _listed_outcomes():
     out = []
     for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
-        if has_control_flow(t):     # explain refuses control flow (semantics.md 14.6)
+        if has_control_flow(t):     # explain refuses control flow (semantics.md 15.6)
             continue
         for i, _ in enumerate(t.outcomes or []):
             out.append((os.path.relpath(f, LIT), i))
@@ -379,7 +379,7 @@ def test_no_warning_on_the_corpus():
     # the classic shapes that synchronize correctly never warn; tests that show a warned-of
     # shape on purpose silence it by name
     for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
-        if has_control_flow(parse_file(f)):   # lint does not analyse control flow (14.6)
+        if has_control_flow(parse_file(f)):   # lint does not analyse control flow (15.6)
             continue
         assert _lint(f) == [], f
 

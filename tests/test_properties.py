@@ -164,7 +164,7 @@ def test_never_available_outside_a_scope_containing_the_write_corpus():
     from amdmm_smt.cflow import combos, test_has_cflow as has_control_flow
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
-        if has_control_flow(t):      # each path combination is straight-line (§14.2)
+        if has_control_flow(t):      # each path combination is straight-line (§15.2)
             for ct, _ in combos(t, t.unroll or 2)[2]:
                 _check_avail_scopes(ct)
             continue

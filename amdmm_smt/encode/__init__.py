@@ -10,7 +10,7 @@ One module per family of axioms, applied in this order:
   coherence               modification order and RMW atomicity (LangRef)
   sync.seq_cst            the seq_cst order (LangRef, RC11 reading)
   values.final_values     final memory state
-  control.control         branch conditions of the path, UB from branching on undef (§14)
+  control.control         branch conditions of the path, UB from branching on undef (§15)
 
 Each call runs inside `ctx.family(NAME)` (amdmm_smt/families.py), the named rule family its
 constraints are reported under by `amdmm-smt explain`; a module that encodes several families
@@ -55,6 +55,6 @@ def encode(elab: Elab, explaining: bool = False) -> Execution:
         sync.seq_cst(x)
     with fam(F.STRUCTURE):
         values.final_values(x)
-    with fam(F.CONTROL):           # docs §14: the path's branch conditions
+    with fam(F.CONTROL):           # docs §15: the path's branch conditions
         control.control(x)
     return x

@@ -130,19 +130,54 @@ class AvVis:
             role = True if lv else mv
             levels = [x.ctx.fresh_bool(f"vis_{w.label}_{y.label}_{lv_}") for lv_ in range(sy + 1)]
             cands[y.id] = (sy, levels, role)
+        # "visible at some level l1 >= lvl" of candidate X, as nested ORs shared by every
+        # level (no new variables): up[X][l] = levels[l] ∨ up[X][l + 1]
+        up: dict[int, list] = {}
+        for xid, (sx2, levs, _) in cands.items():
+            u: list = [False] * (sx2 + 2)
+            for l1 in range(sx2, -1, -1):
+                u[l1] = OR(levs[l1], u[l1 + 1])
+            up[xid] = u
         for yid, (sy, levels, role) in cands.items():
             y = x.ev[yid]
+            # static parts per X, once per Y (not per level): hb(X, Y) and the scope facts
+            avs = [(av, x.hb(x.ev[xid], y, sp), min(sx, sy), self._inclusive(
+                    x.ev[xid], sx, y, sy, w)) for xid, (av, sx) in avail.items() if xid != yid]
+            # a non-inclusive pair is False (a variable fixed false when explaining)
+            avs = [(AND(av, inc), h, top) for av, h, top, inc in avs
+                   if inc is not False and h is not False]
+            vs = []
+            for xid, (sx2, levs, _) in cands.items():
+                if xid == yid:
+                    continue
+                ex = x.ev[xid]
+                h = x.hb(ex, y, sp)
+                if h is False or not el.contains(y, sy, ex):
+                    continue
+                # contains(X, l1, Y) is monotone in l1 (scope instances nest), so the levels
+                # l1 >= lvl at which X's instance includes Y are [max(lvl, m), sx2]
+                m = next((l1 for l1 in range(sx2 + 1) if el.contains(ex, l1, y)), None)
+                if m is not None:
+                    vs.append((h, m, sx2, up[xid]))
+            # (1) as a chain over levels: the terms whose common scope reaches lvl are those
+            # reaching exactly lvl plus those reaching lvl + 1 (each AND built once)
+            c1_at: list = [False] * (sy + 2)
+            for lvl in range(sy, -1, -1):
+                c1_at[lvl] = OR([AND(av, h) for av, h, top in avs if min(top, sy) == lvl]
+                                + [c1_at[lvl + 1]])
+            memo: dict = {}
             for lvl in range(sy + 1):
-                c1 = OR(AND(av, x.hb(x.ev[xid], y, sp), min(sx, sy) >= lvl,
-                            self._inclusive(x.ev[xid], sx, y, sy, w))
-                        for xid, (av, sx) in avail.items() if xid != yid)             # (1)
-                c2 = OR(AND(levs[l1], x.hb(x.ev[xid], y, sp), el.contains(x.ev[xid], l1, y),
-                            el.contains(y, sy, x.ev[xid]))
-                        for xid, (sx2, levs, _) in cands.items() if xid != yid
-                        for l1 in range(lvl, sx2 + 1))                                 # (2)
-                rhs = AND(role, OR(c1, c2))
-                v = levels[lvl]
-                x.ctx.add(IFF(v, rhs))
+                c1 = c1_at[lvl]                                                        # (1)
+                c2_terms = []
+                for i, (h, m, sx2, u) in enumerate(vs):                                # (2)
+                    k = max(lvl, m)
+                    if k > sx2:
+                        continue
+                    if (i, k) not in memo:
+                        memo[(i, k)] = AND(u[k], h)
+                    c2_terms.append(memo[(i, k)])
+                rhs = AND(role, OR(c1, OR(c2_terms)))
+                x.ctx.add(IFF(levels[lvl], rhs))
         return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}
 
     def _inclusive(self, a: Event, sa: int, b: Event, sb: int, w: Event) -> B:

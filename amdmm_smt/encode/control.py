@@ -1,7 +1,7 @@
-"""Control flow on one path (docs/semantics.md section 14.4-14.5): the values registers
+"""Control flow on one path (docs/semantics.md section 15.4-15.5): the values registers
 compute (LangRef icmp, binary operations, select, phi), the branch conditions the path
 assumes, and undefined behaviour from branching on undef (LangRef `br`: "Branching on poison
-/ undef is immediate undefined behaviour" — docs 14.5)."""
+/ undef is immediate undefined behaviour" — docs 15.5)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _binop(op, a, b):
 
 
 def compute(x, thread: str, ins):
-    """(undef, value) of a computed register. docs 14.4: a result is undef when an operand
+    """(undef, value) of a computed register. docs 15.4: a result is undef when an operand
     is (LangRef: undef propagates through these operations; we do not track partial
     undefinedness), and a shift by 32 or more is undef (LangRef shl/lshr/ashr: "If op2 is
     (statically or dynamically) equal to or larger than the number of bits in op1, this
@@ -56,7 +56,7 @@ def compute(x, thread: str, ins):
 
 def control(x) -> None:
     """The path's branch conditions hold (a defined condition has the value that leads along
-    the path); a branch on an undef condition is undefined behaviour (docs 14.5)."""
+    the path); a branch on an undef condition is undefined behaviour (docs 15.5)."""
     for ti, ins in x.elab.assumes:
         thread = x.elab.thread_names[ti]
         cu, cv = x.value_of(thread, ins.ops[0])

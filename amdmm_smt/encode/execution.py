@@ -49,7 +49,8 @@ class Execution:
         self.bar_pick: list = []
         self._fr: dict[tuple[int, int], B] = {}
         self._comp: dict = {}
-        self.cf_ub: list = []                 # docs §14.5: (branch on undef?, thread, line)
+        self.cf_ub: list = []                 # docs §15.5: (branch on undef?, thread, line)
+        self._co: dict[tuple[int, int], B] = {}
         self._declare()
 
     # ---- declarations ----
@@ -82,7 +83,7 @@ class Execution:
         return self.regval(self.elab.thread_names[e.thread], op.name)
 
     def regval(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
-        """(undef, value) of a register: a read's, or a computation's (docs §14.4)."""
+        """(undef, value) of a register: a read's, or a computation's (docs §15.4)."""
         key = (thread, reg)
         if key in self.bar_regs:
             return self.bar_regs[key]
@@ -90,7 +91,7 @@ class Execution:
             i = self.elab.regs[key]
             return self.rundef[i], self.rval[i]
         if key not in self._comp:
-            from .control import compute       # docs §14.4
+            from .control import compute       # docs §15.4
             self._comp[key] = compute(self, thread, self.elab.comp[key])
         return self._comp[key]
 
@@ -110,7 +111,11 @@ class Execution:
             return True
         if b.is_init:
             return False
-        return self.co_rank[a.id] < self.co_rank[b.id]
+        key = (a.id, b.id)
+        c = self._co.get(key)
+        if c is None:      # built once per pair: the coherence axioms ask for it many times
+            c = self._co[key] = self.co_rank[a.id] < self.co_rank[b.id]
+        return c
 
     def hb(self, a: Event, b: Event, space: str) -> B:
         """a happens-before b, for the effects on memory in address space `space`."""

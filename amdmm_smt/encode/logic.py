@@ -4,58 +4,87 @@ the encoding context shared by the axiom modules."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterable, Optional, Union
+from typing import Optional, Union
 
 import z3
 
 from ..families import STRUCTURE
+from ..limits import tick
 
 B = Union[bool, z3.BoolRef]
 
 
-def AND(*xs: B) -> B:
-    out = []
-    for x in _flat(xs):
-        if x is False:
-            return False
-        if x is True:
+def _mk(kind, out: list) -> z3.BoolRef:
+    """z3.And / z3.Or of Boolean terms, built by one call into Z3's C API: the Python wrappers
+    coerce and sort-check every argument, which dominated the encoding time."""
+    ctx = out[0].ctx
+    arr = (z3.Ast * len(out))()
+    for i, a in enumerate(out):
+        arr[i] = a.as_ast()
+    return z3.BoolRef(kind(ctx.ref(), len(out), arr), ctx)
+
+
+_MK_AND = z3.z3core.Z3_mk_and
+_MK_OR = z3.z3core.Z3_mk_or
+_BoolRef = z3.BoolRef
+
+
+def _collect(xs, out: list, absorbing: bool) -> bool:
+    """Flatten xs into out, dropping the neutral constant; True when the absorbing constant
+    (`absorbing`) occurs."""
+    for x in xs:
+        if x is absorbing:
+            return True
+        if x is (not absorbing):
             continue
-        out.append(x)
+        if isinstance(x, _BoolRef):
+            out.append(x)
+        elif isinstance(x, bool):
+            if x == absorbing:
+                return True
+        elif isinstance(x, (list, tuple)) or hasattr(x, "__next__") or type(x).__name__ in (
+                "dict_values", "dict_keys"):
+            if _collect(x, out, absorbing):
+                return True
+        else:
+            out.append(x)
+    return False
+
+
+def AND(*xs: B) -> B:
+    out: list = []
+    if _collect(xs, out, False):
+        return False
     if not out:
         return True
-    return out[0] if len(out) == 1 else z3.And(out)
+    if len(out) == 1:
+        return out[0]
+    if all(type(a) is _BoolRef for a in out):
+        return _mk(_MK_AND, out)
+    return z3.And(out)
 
 
 def OR(*xs: B) -> B:
-    out = []
-    for x in _flat(xs):
-        if x is True:
-            return True
-        if x is False:
-            continue
-        out.append(x)
+    out: list = []
+    if _collect(xs, out, True):
+        return True
     if not out:
         return False
-    return out[0] if len(out) == 1 else z3.Or(out)
+    if len(out) == 1:
+        return out[0]
+    if all(type(a) is _BoolRef for a in out):
+        return _mk(_MK_OR, out)
+    return z3.Or(out)
 
 
 def NOT(x: B) -> B:
     if isinstance(x, bool):
         return not x
-    return z3.Not(x)
+    return _BoolRef(z3.z3core.Z3_mk_not(x.ctx.ref(), x.as_ast()), x.ctx)
 
 
 def IMPLIES(a: B, b: B) -> B:
     return OR(NOT(a), b)
-
-
-def _flat(xs) -> Iterable[B]:
-    for x in xs:
-        if isinstance(x, (list, tuple)) or hasattr(x, "__next__") or type(x).__name__ in (
-                "dict_values", "dict_keys"):
-            yield from _flat(x)
-        else:
-            yield x
 
 
 class Ctx:
@@ -103,6 +132,7 @@ class Ctx:
             self.current = prev
 
     def add(self, c: B, why: str = "") -> None:
+        tick()   # the encoding honours --timeout (amdmm_smt/limits.py)
         if c is True:
             return
         if c is False:
@@ -116,6 +146,7 @@ class Ctx:
         recursive definitions: with happens-before acyclic they have a unique solution."""
         if isinstance(expr, bool):
             return expr
+        tick()
         v = z3.Bool(f"{name}#{self._n}")
         self._n += 1
         self.constraints.append(v == expr)
@@ -123,6 +154,7 @@ class Ctx:
         return v
 
     def fresh_bool(self, name: str) -> z3.BoolRef:
+        tick()
         v = z3.Bool(f"{name}#{self._n}")
         self._n += 1
         return v

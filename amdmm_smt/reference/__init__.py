@@ -1,16 +1,18 @@
 """A second, independent engine: explicit enumeration of candidate executions.
 
 Written from docs/semantics.md section 6 ("The definitions, precisely"), section 7 (MMRA tags
-and address spaces) and seed 000 only; it shares nothing with `amdmm_smt/encode/` but the
-elaborated test (`elaborate.py`: events, `po`, `contains`, `inclusive`, and for section 7
-`po_in_hb`, `sync_spaces`, `scope_in`) and what both engines share about outcomes
+and address spaces), section 11 (asynchronous operations) and seeds 000 and 004 only; it shares
+nothing with `amdmm_smt/encode/` but the elaborated test (`elaborate.py`: events, `po` of
+ordinary events, `contains`, `inclusive`, `compatible`, and for section 7 `sync_spaces`,
+`scope_in`) and what both engines share about outcomes
 (`outcomes.py`: the key order of a final state, the verdicts). It imports neither `solve.py`
 nor `encode/` (tests/test_layering.py).
 
 For one elaborated test it enumerates
 
-* for every read, a choice in {undef} ∪ {writes to its location} (`rf`), minus the choices the
-  definitions exclude whatever the rest of the execution is (`engine._Engine.choices`);
+* for every read (the read A.r of an async operation included), a choice in {undef} ∪ {writes
+  to its location} (`rf`), minus the choices the definitions exclude whatever the rest of the
+  execution is (`engine._Engine.choices`);
 * from those, the values of every read, register and write (an RMW writes `OP(old, v)`; a
   cmpxchg writes only when it succeeds, and one comparing `undef` may do either, a branch);
 * for every location, a total order `co` of the writes that happen (initial write first),
@@ -33,6 +35,9 @@ state (`ev`, `opts`, the static relations):
   avvis.py      scopes of the av roles, availability, visibility, location order (S000)
   coherence.py  the coherence rules as constraints on co, and the co orders that satisfy them
   seq_cst.py    psc per address space and its acyclicity
+  async_ops.py  async operations (section 11): their program order, asyncmark sequences and
+                completion (computed here, not taken from `Elab.async_hb`), and the
+                happens-before edges E-init / E-done
   engine.py     the driver: static relations, choices, values, co orders, final states
   common.py     bit masks, 32-bit values, the exceptions
 """
@@ -85,11 +90,11 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
 
 
 def _run_cflow(test: Test, model: Model, limit: int) -> Result:
-    """docs/semantics.md section 14: every combination of one path per thread (the unrolling
-    of section 14.2) is straight-line code; its executions are the candidate executions of
-    section 6 whose branch conditions lead along the path (14.4). Outcomes are the union; a
-    path cut by the bound with an execution is "bound reached" (14.2); an execution that
-    branches on undef is undefined behaviour (14.5)."""
+    """docs/semantics.md section 15: every combination of one path per thread (the unrolling
+    of section 15.2) is straight-line code; its executions are the candidate executions of
+    section 6 whose branch conditions lead along the path (15.4). Outcomes are the union; a
+    path cut by the bound with an execution is "bound reached" (15.2); an execution that
+    branches on undef is undefined behaviour (15.5)."""
     t0 = time.perf_counter()
     bound = unroll_bound(test, None)
     _, _, gen = combos(test, bound)

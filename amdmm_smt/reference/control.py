@@ -1,4 +1,4 @@
-"""Control flow on one path (docs/semantics.md section 14.4-14.5), written from the text of
+"""Control flow on one path (docs/semantics.md section 15.4-15.5), written from the text of
 that section: a computed register's value from its operands (undef if an operand is undef,
 and a shift by 32 or more is undef; i1 is 0 / 1), the branch conditions the path assumes
 (an execution whose defined condition disagrees with the path is not an execution of this
@@ -19,7 +19,7 @@ def _icmp(op: str, a: int, b: int) -> int:
 
 def _binop(op: str, a: int, b: int):
     if op in ("shl", "lshr", "ashr") and b >= 32:
-        return None                          # section 14.4: poison, read as undef
+        return None                          # section 15.4: poison, read as undef
     return {"add": lambda: (a + b) & M32, "sub": lambda: (a - b) & M32,
             "mul": lambda: (a * b) & M32, "and": lambda: a & b, "or": lambda: a | b,
             "xor": lambda: a ^ b, "shl": lambda: (a << b) & M32, "lshr": lambda: a >> b,
@@ -53,7 +53,7 @@ class Control:
 
     def path_check(self, rval, final: bool = True):
         """'ok', 'off' (a defined branch condition leads elsewhere) or ('ub', thread, line)
-        (the first branch on undef on this path; section 14.5)."""
+        (the first branch on undef on this path; section 15.5)."""
         ub = None
         for ti, ins in self.elab.assumes:
             tname = self.elab.thread_names[ti]

@@ -10,6 +10,7 @@ import itertools
 from ..elaborate import Elab
 from ..ir import at_least_monotonic
 from ..outcomes import projection
+from .async_ops import ASYNC_KINDS, AsyncOps
 from .avvis import AvVis
 from .control import Control
 from .coherence import Coherence
@@ -20,7 +21,7 @@ from .sync import Sync
 from .values import Values
 
 
-class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
+class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
     """One elaborated test. The state every family reads: `ev`, `n`, `opts`, the static
     relations below (bit masks over event ids), `spaces` and `loc_space`."""
 
@@ -36,7 +37,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
             raise ReferenceUnsupported("execution barriers (docs/semantics.md section 10)")
         for e in ev:
             if e.kind not in ("init", "load", "store", "rmw", "cmpxchg", "fence", "av_load",
-                              "av_store"):
+                              "av_store") + ASYNC_KINDS:
                 raise ReferenceUnsupported(f"{e.label}: event kind {e.kind}")
             if getattr(e, "instr", None) is not None and e.instr.guard is not None:  # unused
                 raise ReferenceUnsupported(f"{e.label}: guarded instruction")
@@ -48,12 +49,13 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
         self.spaces = sorted(set(self.loc_space.values()))
 
         # static relations
-        self.po = [sum(1 << j for j in range(n) if elab.po(ev[i], ev[j])) for i in range(n)]
-        # program order between MMRA-compatible instructions (section 6: the po part of hb;
-        # po_hb(a, b, AS) = po(a, b) ∧ hb_AS(a, b) contains it)
-        po_in_hb = getattr(elab, "po_in_hb", None)
-        self.po_c = [sum(1 << j for j in _bits(self.po[i])
-                         if po_in_hb is None or po_in_hb(ev[i], ev[j])) for i in range(n)]
+        # program order (async operations: docs §11.5, async_ops.py)
+        self.po = [sum(1 << j for j in range(n) if self.program_order(i, j)) for i in range(n)]
+        # program order between MMRA-compatible instructions, none of them A.r / A.w (section
+        # 6: the po part of hb; po_hb(a, b, AS) = po(a, b) ∧ hb_AS(a, b) contains it)
+        self.po_c = [sum(1 << j for j in _bits(self.po[i]) if self.po_in_hb_pair(i, j))
+                     for i in range(n)]
+        self.init_async()      # completion and the async hb edges E-init / E-done (§11.4-5)
         self.cont = [[sum(1 << j for j in range(n) if elab.contains(ev[i], lv, ev[j]))
                       for lv in LEVELS] for i in range(n)]
         self.incl = [sum(1 << j for j in range(n) if j != i and elab.inclusive(ev[i], ev[j]))
@@ -90,7 +92,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
                           if ev[i].is_fence or ev[j].is_fence or ev[i].loc != ev[j].loc)
                       for i in range(n)]
         self.reg_event = dict(elab.regs)
-        self.ub = None                 # section 14.5: (thread, line) of a branch on undef
+        self.ub = None                 # section 15.5: (thread, line) of a branch on undef
         self.incl_of = {loc: self.incl_in[sp] for loc, sp in self.loc_space.items()}
         self.init_sync()
 
@@ -121,29 +123,51 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
 
     # ---- enumeration -----------------------------------------------------------------------
 
+    def static_hb(self):
+        """A lower bound of every hb_AS: the transitive closure of program order between
+        compatible instructions and the async edges E-init / E-done (docs §6, §11.5), which
+        do not depend on the execution (sw only adds edges)."""
+        n = self.n
+        hb = [self.po_c[i] | self.async_hb[i] for i in range(n)]
+        for k in range(n):
+            bk, hk = 1 << k, hb[k]
+            if hk:
+                for i in range(n):
+                    if hb[i] & bk:
+                        hb[i] |= hk
+        return hb
+
     def choices(self):
         """For every read, the choices the definitions do not exclude whatever the execution
         is: undef, or a write to its location except
-        * itself and writes after it in program order within happens-before (such a write is
-          hb-after the read, hence never seen, also with read_lo where lo(R, ·) ⊇ hb(R, ·));
+        * itself and writes that happen after it in every execution (static hb: program order
+          within happens-before, and the async edges; such a write is hb-after the read, hence
+          never seen, also with read_lo where lo(R, ·) ⊇ hb(R, ·));
         * writes W hidden by a write W' that always happens (not a cmpxchg) with W initial or
-          W before W', and W' before R, in program order within happens-before:
+          W before W', and W' before R, in program order within static happens-before:
           lo(W, W') ∧ lo(W', R) by the program-order clause of location order;
-        and undef is dropped when R is always definite: R atomic, every write to the location
-        atomic and inclusive with R and with each other (branch (b) for any may-see set), and
-        some write always location-ordered before R (the initial write, or a write that
-        always happens before R in program order within happens-before)."""
+        and undef is dropped when R is always definite: either R atomic, every write to the
+        location atomic and inclusive with R and with each other (branch (b) for any may-see
+        set), and some write always location-ordered before R (the initial write, or a write
+        that always happens before R in program order within happens-before); or (branch (d))
+        one write w that always happens is always location-ordered before R and every other
+        write to the location is the initial write (nothing is ever hb-before an initial
+        write, so it is location-ordered before nothing and hides nothing) or always happens
+        after R (a write location-ordered before a read happens before it, S000 property 1):
+        then R may see exactly w."""
         ev = self.ev
+        hb0 = self.hb_static = self.static_hb()
+        poh = [self.po[i] & hb0[i] for i in range(self.n)]      # sure po_hb
         out = []
         for r in self.reads:
             loc = ev[r].loc
             ws = [w for w in self.writes_of[loc] if w != r]
-            sure_before = [w for w in ws if self.po_c[w] >> r & 1 and ev[w].kind != "cmpxchg"]
+            sure_before = [w for w in ws if poh[w] >> r & 1 and ev[w].kind != "cmpxchg"]
             keep = []
             for w in ws:
-                if self.po_c[r] >> w & 1:
+                if hb0[r] >> w & 1:
                     continue
-                if any(w2 != w and (ev[w].is_init or self.po_c[w] >> w2 & 1)
+                if any(w2 != w and (ev[w].is_init or poh[w] >> w2 & 1)
                        for w2 in sure_before):
                     continue
                 keep.append(w)
@@ -153,6 +177,11 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
                 and all(ev[w].atomic and inc[w] >> r & 1 for w in ws)
                 and all(inc[a] >> b & 1 for a in ws for b in ws if a != b)
                 and (loc in self.init_of or bool(sure_before)))
+            if len(keep) == 1:
+                w = keep[0]
+                if (ev[w].is_init or w in sure_before) and all(
+                        w2 == w or ev[w2].is_init or hb0[r] >> w2 & 1 for w2 in ws):
+                    always_definite = True
             out.append(keep if always_definite else [None] + keep)
         return out
 
@@ -220,7 +249,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
         """Every co order for one reads-from choice and its values."""
         ev, n = self.ev, self.n
         if self.elab.assumes and self.path_check(rval, False) == "off":
-            return            # section 14.4: not an execution of this path
+            return            # section 15.4: not an execution of this path
         hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
         order = [e.order for e in ev]
         for e in ev:
@@ -292,7 +321,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, Control):
         write that happens; undef if there is none)."""
         if self.elab.assumes:
             chk = self.path_check(rval)
-            if chk != "ok":        # section 14.5: a consistent execution branching on undef
+            if chk != "ok":        # section 15.5: a consistent execution branching on undef
                 self.ub = self.ub or chk[1:]
                 return
         state = []
@@ -326,7 +355,7 @@ def _reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
 
 
 def reference_outcomes_ub(elab: Elab, limit: int = 2_000_000):
-    """(final states, first branch on undef found or None) — section 14."""
+    """(final states, first branch on undef found or None) — section 15."""
     if getattr(elab.model.options, "no_thin_air", False):
         raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
                                    "reference engine")

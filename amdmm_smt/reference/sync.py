@@ -116,10 +116,12 @@ class Sync:
         return sw
 
     def happens_before(self, sw):
-        """(po between compatible instructions ∪ sw)+ over thread events, then the initial
-        writes before every thread event; None if it has a cycle."""
+        """(po between compatible instructions ∪ sw ∪ the async edges E-init / E-done of
+        docs §11.5)+ over thread events, then the initial writes before every thread event;
+        None if it has a cycle."""
         ev, n = self.ev, self.n
-        hb = [0 if ev[i].is_init else (self.po_c[i] | sw[i]) for i in range(n)]
+        hb = [0 if ev[i].is_init else (self.po_c[i] | sw[i] | self.async_hb[i])
+              for i in range(n)]
         for k in range(n):
             bk, hk = 1 << k, hb[k]
             if not hk:

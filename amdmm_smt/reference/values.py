@@ -45,7 +45,7 @@ class Values:
         (`read_value(event id)`)."""
         if isinstance(o, Reg):
             tname = self.elab.thread_names[e.thread]
-            return self.reg_value(tname, o.name, read_value)      # control.py (§14.4)
+            return self.reg_value(tname, o.name, read_value)      # control.py (§15.4)
         return o & M32
 
     def plain_write_value(self, e, read_value):
@@ -53,6 +53,10 @@ class Values:
         operand, or `OP(old, v)` for an RMW (xchg does not depend on the value read)."""
         if e.is_init:
             return self.elab.test.memory[e.loc].init & M32
+        if e.kind == "dma_write":
+            # docs §11.3 (S004 "a non-atomic read on the source and a non-atomic write on the
+            # destination"): A.w writes the value A.r returns (undef if A.r returns undef)
+            return read_value(self.dma_read_of[e.async_of])
         if e.kind in ("store", "av_store") or (e.kind == "rmw" and e.instr.op == "xchg"):
             return self.operand(e, e.instr.value, read_value)
         return _rmw_value(e.instr.op, read_value(e.id), self.operand(e, e.instr.value,

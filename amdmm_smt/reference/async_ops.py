@@ -1,0 +1,180 @@
+"""Asynchronous operations (docs/semantics.md section 11; S004 seed 004, UP§2.4 stage masks):
+program order of async operations, asyncmark sequences, completion, and the happens-before
+edges of async operations, computed here from the definitions (not from the Z3 engine's
+`Elab.async_hb` / `asyncops.completion`, which this engine does not read).
+
+What this module takes from the shared elaboration: the events (`dma` instruction I, then
+`dma_read` A.r and `dma_write` A.w with `async_of = I.id`; `asyncmark` and `wait_asyncmark`
+events with `instr.args` = (K,) and (N, K)), their thread and position, `Elab.po` for pairs of
+ordinary events, and placement (`contains`, `inclusive`). Masks and GFX12.5-only intrinsics are
+validated by `elaborate` (errors), so every test that reaches the engine is valid.
+"""
+
+from __future__ import annotations
+
+from ..elaborate import compatible
+from .common import ReferenceUnsupported
+
+ASYNC_KINDS = ("dma", "dma_read", "dma_write", "asyncmark", "wait_asyncmark")
+
+# UP§2.4 stage table, bit -> stage (docs §11.2 table, third column)
+TENSOR, GLOBAL_LOAD, MCAST, GLOBAL_STORE, BUFFER_GLOBAL_LOAD = 0, 1, 2, 3, 5
+STAGES = (TENSOR, GLOBAL_LOAD, MCAST, GLOBAL_STORE, BUFFER_GLOBAL_LOAD)
+GENERIC = "generic"
+# docs §11.2: intrinsic base name -> stage ("generic": R-async-stage-generic)
+STAGE_OF_BASE = {
+    "load.async.to.lds": GENERIC,
+    "global.load.async.lds": GENERIC,
+    "raw.buffer.load.async.lds": BUFFER_GLOBAL_LOAD,
+    "raw.ptr.buffer.load.async.lds": BUFFER_GLOBAL_LOAD,
+    "struct.buffer.load.async.lds": BUFFER_GLOBAL_LOAD,
+    "struct.ptr.buffer.load.async.lds": BUFFER_GLOBAL_LOAD,
+    "global.load.async.to.lds": GLOBAL_LOAD,
+    "cluster.load.async.to.lds": MCAST,
+    "global.store.async.from.lds": GLOBAL_STORE,
+    "tensor.load.to.lds": TENSOR,
+    "tensor.store.from.lds": TENSOR,
+}
+GFX125 = ("gfx1250", "gfx1251")
+SEED_STAGE = "*"          # docs §11.4 [seed-004]: the single sequence
+
+
+def stage_of(base: str, target_name: str):
+    """docs §11.2 table and R-async-stage-generic (UP§2.4: BUFFER_GLOBAL_LOAD holds "buffer
+    loads to LDS and pre-gfx1250 global loads to LDS")."""
+    if base not in STAGE_OF_BASE:
+        raise ReferenceUnsupported(f"async intrinsic {base}: no stage in docs §11.2")
+    s = STAGE_OF_BASE[base]
+    if s == GENERIC:
+        return GLOBAL_LOAD if target_name in GFX125 else BUFFER_GLOBAL_LOAD
+    return s
+
+
+class _Mark:
+    """One asyncmark in one stage's sequence: the asyncmark event that produced it and the
+    async operations (their instruction ids) it tracks."""
+    __slots__ = ("event", "stage", "covers")
+
+    def __init__(self, event: int, stage, covers: tuple):
+        self.event, self.stage, self.covers = event, stage, covers
+
+
+class AsyncOps:
+    """Mixin of the engine (engine.py): the asynchronous-operation family."""
+
+    def is_async_op(self, i: int) -> bool:
+        """A.r or A.w: an event of an async operation (not its initiating instruction)."""
+        return self.ev[i].kind in ("dma_read", "dma_write")
+
+    def program_order(self, i: int, j: int) -> bool:
+        """po of docs §11.5. Ordinary pairs: Elab.po (same thread, earlier position).
+        [seed-004] A.r / A.w are program-ordered at I's position: ordered with every other
+        event of the thread by position, and not with I or each other (same position); two
+        async operations by their instructions' positions. [upstream-stages] UP§2.4: "An async
+        operation executes outside the thread that initiated it, i.e., it is not related in
+        program-order with any other operations from that thread"."""
+        a, b = self.ev[i], self.ev[j]
+        if not (self.is_async_op(i) or self.is_async_op(j)):
+            return self.elab.po(a, b)
+        if a.thread is None or a.thread != b.thread:
+            return False
+        if self.opts.async_model == "upstream-stages":
+            return False
+        return a.pos < b.pos
+
+    def po_in_hb_pair(self, i: int, j: int) -> bool:
+        """The program-order part of happens-before (docs §6, §11.5): po between compatible
+        instructions (S001), for events neither of which is A.r or A.w — S004 H1 ("only if A
+        is completed before X") and R-async-hb-from-a: no program-order edge leaves A; the
+        edges into A are E-init."""
+        if self.is_async_op(i) or self.is_async_op(j):
+            return False
+        return self.po[i] >> j & 1 == 1 and compatible(self.ev[i].tags, self.ev[j].tags)
+
+    def init_async(self):
+        """The static part of the family: per thread, completion (`self.done[I] = wait id` or
+        absent) and the happens-before edges E-init / E-done as masks `self.async_hb[i]`."""
+        ev = self.ev
+        self.dma_read_of = {e.async_of: e.id for e in ev if e.kind == "dma_read"}
+        self.done: dict = {}
+        self.async_hb = [0] * self.n
+        self.completed_at: dict = {}        # (asyncmark id, stage) -> wait id
+        threads = sorted({e.thread for e in ev if e.thread is not None})
+        for t in threads:
+            code = sorted((e for e in ev if e.thread == t and e.kind in
+                           ("dma", "asyncmark", "wait_asyncmark")), key=lambda e: e.pos)
+            if self.opts.async_model == "upstream-stages":
+                self._completion_stages(code)
+            else:
+                self._completion_seed(code)
+        for e in ev:
+            if e.kind in ("dma_read", "dma_write"):
+                i = e.async_of
+                self.async_hb[i] |= 1 << e.id          # E-init: UP "I happens-before A"; S004 H2
+                if i in self.done:                      # E-done: UP "A happens-before Y"; S004 H1
+                    self.async_hb[e.id] |= 1 << self.done[i]
+
+    def _complete(self, mark: _Mark, wait: int):
+        """An asyncmark completed at `wait`: every operation it tracks that is not completed
+        yet is completed there (docs §11.4 step 3; S004 "An async operation X is completed at
+        a program point P if there exists an asyncmark M such that X is program-ordered before
+        M, M is program-ordered before P, and M is completed"). done(A) is the first such
+        wait."""
+        self.completed_at.setdefault((mark.event, mark.stage), wait)
+        for a in mark.covers:
+            self.done.setdefault(a, wait)
+
+    def _completion_seed(self, code):
+        """[seed-004] S004, read directly: one sequence of asyncmarks per function body (a
+        litmus thread), never shortened; a mark tracks every async operation program-ordered
+        before it; wait.asyncmark(N) "Waits until there are at most N outstanding asyncmarks
+        in the sequence". Completion is monotone (a mark is completed "only when all async
+        operations program-ordered before M" finished, which include those of every earlier
+        mark), so the outstanding marks are always a suffix of the sequence, and after the
+        wait at most the last N are outstanding: the others are completed at the wait
+        (R-async-completion-static: the program knows a mark completed only through a wait).
+        Masks are validated by elaborate and ignored (R-async-seed-mask)."""
+        marks: list = []
+        ops: list = []
+        n_completed = 0          # the completed marks are marks[:n_completed]
+        for e in code:
+            if e.kind == "dma":
+                ops.append(e.id)
+            elif e.kind == "asyncmark":
+                marks.append(_Mark(e.id, SEED_STAGE, tuple(ops)))
+            else:
+                n = e.instr.args[0]
+                target = max(n_completed, len(marks) - n)
+                for m in marks[n_completed:target]:
+                    self._complete(m, e.id)
+                n_completed = target
+
+    def _completion_stages(self, code):
+        """[upstream-stages] UP§2.4: one current sequence per stage; asyncmark(K) "Produces an
+        asyncmark in every stage that the mask K does not omit, and appends it to the current
+        sequence of each"; wait.asyncmark(N, K) "For every stage that the mask K does not
+        ignore, ensures that the length of the current sequence of that stage is at most N by
+        removing asyncmarks from the start of that sequence" (the stages it ignores are
+        unaffected: R-async-stage-typo). A mark is completed-at the wait that removes it
+        ("M is not in the current sequence at any operation Z that immediately follows Y";
+        R-async-last-wait for a final wait). A mark in stage s tracks the operations of stage s
+        initiated before its asyncmark (R-async-stage-multi: A is completed through the mark
+        X placed in A's own stage). A set mask bit means "do not participate"."""
+        tname = self.elab.target.name
+        seq = {s: [] for s in STAGES}
+        ops = {s: [] for s in STAGES}
+        for e in code:
+            if e.kind == "dma":
+                ops[stage_of(e.instr.args[0], tname)].append(e.id)
+            elif e.kind == "asyncmark":
+                k = e.instr.args[0]
+                for s in STAGES:
+                    if not k >> s & 1:
+                        seq[s].append(_Mark(e.id, s, tuple(ops[s])))
+            else:
+                n, k = e.instr.args
+                for s in STAGES:
+                    if k >> s & 1:
+                        continue
+                    while len(seq[s]) > n:
+                        self._complete(seq[s].pop(0), e.id)
