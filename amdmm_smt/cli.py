@@ -150,7 +150,7 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
 
 def _print_diff(diffs, a, b, s) -> None:
     from rich.table import Table
-    from .solve import format_state
+    from .outcomes import format_state
     console = Console(highlight=False, emoji=False)
     table = Table(title=f"outcome diff {a} -> {b}", show_lines=True)
     for col in ("test", f"only {a} allows", f"only {b} allows", "verdict"):

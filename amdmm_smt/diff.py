@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Optional
 
-from .solve import Result, format_state, state_sort_key
+from .outcomes import Result, format_state, state_sort_key
 
 
 @dataclass

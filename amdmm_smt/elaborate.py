@@ -101,10 +101,18 @@ class Elab:
 
     def scope_in(self, e: Event, space: Optional[str]) -> int:
         """S002 memory-model notes: "A memory synchronization scope wider than work-group is
-        not meaningful for the group (LDS) address space and is treated as work-group." """
-        if space == "local" and e.scope > WORKGROUP and not e.is_init:
-            return WORKGROUP
-        return e.scope
+        not meaningful for the group (LDS) address space and is treated as work-group."
+        docs/semantics.md R-lds-scope: by default (`lds_scope: instruction`) an instruction
+        that accesses LDS is a workgroup-scope operation as a whole, whatever data the
+        question is about (`space` is then ignored); `lds_scope: data` narrows any
+        operation's scope only for questions about LDS data (the earlier reading)."""
+        if e.is_init or e.scope <= WORKGROUP:
+            return e.scope
+        if self.model.options.lds_scope == "instruction":
+            narrowed = e.loc is not None and self.space_of(e.loc) == "local"
+        else:
+            narrowed = space == "local"
+        return WORKGROUP if narrowed else e.scope
 
     def space_of(self, loc: Optional[str]) -> Optional[str]:
         return None if loc is None else self.test.memory[loc].space

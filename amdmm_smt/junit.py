@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from .outcomes import format_state
 from .report import verdict_text
-from .solve import format_state
 
 
 def write_junit(path: str, suite: str, results: list, errors: list[tuple[str, str]]) -> None:

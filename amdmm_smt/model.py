@@ -52,6 +52,10 @@ class Options:
     # options exist so that model files name the version they mean today.
     barrier_model: str = "seed-002"
     async_model: str = "seed-004"
+    # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
+    # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
+    # accesses LDS, for every question) or "data" (any operation, for questions about LDS).
+    lds_scope: str = "instruction"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
@@ -59,7 +63,8 @@ class Options:
 CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref"),
            "final_co": ("lo", "hb"), "cas_undef": ("either", "fail"),
            "barrier_model": ("seed-002", "pr170447"),
-           "async_model": ("seed-004", "upstream-stages")}
+           "async_model": ("seed-004", "upstream-stages"),
+           "lds_scope": ("instruction", "data")}
 
 
 @dataclass(frozen=True)

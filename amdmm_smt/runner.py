@@ -13,7 +13,9 @@ from .errors import LitmusError
 from .ir import Test
 from .model import Model, get_model
 from .parse import parse_file
-from .solve import Result, run_reference, run_test
+from .outcomes import Result
+from .reference import run_reference
+from .solve import run_test
 
 
 def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:

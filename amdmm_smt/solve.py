@@ -5,7 +5,6 @@ projected state until UNSAT), and decide each expectation with its own solver qu
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Optional
 
 import z3
@@ -14,74 +13,12 @@ from .elaborate import elaborate
 from .encode import encode
 from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
-from .errors import LitmusError
-from .ir import BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
+from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
-
-State = tuple  # ((key, value-or-None), ...) sorted by key order of the projection
-
-
-@dataclass
-class Verdict:
-    kind: str            # exists | outcomes | undefined
-    expected: str        # allowed | forbidden | undefined | exact
-    status: str          # pass | fail | unknown
-    detail: str = ""
-    missing: list = field(default_factory=list)      # outcomes: expected but not allowed
-    unexpected: list = field(default_factory=list)   # outcomes: allowed but not expected
-
-
-@dataclass
-class Result:
-    test: Test
-    model: str
-    keys: list[str]
-    states: list[State]
-    complete: bool
-    verdicts: list[Verdict]
-    seconds: float
-    undefined: bool = False
-    error: Optional[str] = None
-    thin_air: bool = False     # outcome set unbounded: values out of thin air
-
-    @property
-    def status(self) -> str:
-        if self.error:
-            return "error"
-        if any(v.status == "unknown" for v in self.verdicts) or (
-                not self.complete and not self.verdicts):
-            return "unknown"
-        if any(v.status == "fail" for v in self.verdicts):
-            return "fail"
-        return "pass"
+from .outcomes import Result, State, judge, projection, state_sort_key, wanted_states
 
 
 # ---- conditions -------------------------------------------------------------------------
-
-def _key(term) -> str:
-    return f"{term.thread}:%{term.reg}" if isinstance(term, RegTerm) else f"@{term.loc}"
-
-
-def cond_locations(cond: Cond) -> set[str]:
-    if isinstance(cond, Cmp):
-        return {t.loc for t in (cond.left, cond.right) if isinstance(t, LocTerm)}
-    if isinstance(cond, Not):
-        return cond_locations(cond.arg)
-    return set().union(*(cond_locations(a) for a in cond.args))
-
-
-def eval_cond(cond: Cond, state: dict) -> bool:
-    """`undef` is a value of its own: `%r == 0` is false when %r is undef."""
-    if isinstance(cond, Cmp):
-        def val(t):
-            return t.value if isinstance(t, Const) else state[_key(t)]
-        eq = val(cond.left) == val(cond.right)
-        return eq if cond.op == "==" else not eq
-    if isinstance(cond, Not):
-        return not eval_cond(cond.arg, state)
-    vals = [eval_cond(a, state) for a in cond.args]
-    return all(vals) if cond.op == "and" else any(vals)
-
 
 def _term_z3(x: Execution, t):
     if isinstance(t, Const):
@@ -105,63 +42,11 @@ def cond_z3(x: Execution, cond: Cond):
     return AND(*parts) if cond.op == "and" else OR(*parts)
 
 
-def outcome_state(c: Condition, keys: list[str], file: str) -> State:
-    """An `outcomes` entry must be a conjunction of `term == value` fixing every key."""
-    fixed: dict[str, Optional[int]] = {}
-
-    def walk(n):
-        if isinstance(n, BoolOp) and n.op == "and":
-            for a in n.args:
-                walk(a)
-            return
-        if isinstance(n, Cmp) and n.op == "==":
-            a, b = n.left, n.right
-            if isinstance(a, Const):
-                a, b = b, a
-            if isinstance(b, Const) and not isinstance(a, Const):
-                k = _key(a)
-                if k in fixed and fixed[k] != b.value:
-                    raise LitmusError(f"outcome \"{c.text}\" fixes {k} twice", file, c.line)
-                fixed[k] = b.value
-                return
-        raise LitmusError(f"outcome \"{c.text}\" must be a conjunction of `register == value` "
-                          "(and `@location == value`)", file, c.line)
-    walk(c.cond)
-    missing = [k for k in keys if k not in fixed]
-    if missing:
-        raise LitmusError(f"outcome \"{c.text}\" does not fix {', '.join(missing)}", file,
-                          c.line)
-    return tuple((k, fixed[k]) for k in keys)
-
-
-def format_state(state: State) -> str:
-    return " && ".join(f"{k} == {'undef' if v is None else v}" for k, v in state)
-
-
 def _signed(v: int) -> int:
     return v - 2 ** 32 if v >= 2 ** 31 else v
 
 
 # ---- the run ----------------------------------------------------------------------------
-
-def projection(test: Test) -> tuple[list[str], list]:
-    keys, terms = [], []
-    for t in test.threads:
-        for ins in t.code:
-            if ins.reg:
-                keys.append(f"{t.name}:%{ins.reg}")
-                terms.append(RegTerm(t.name, ins.reg))
-    locs: set[str] = set()
-    if test.exists:
-        locs |= cond_locations(test.exists.cond)
-    for o in test.outcomes or []:
-        locs |= cond_locations(o.cond)
-    for n in test.memory:
-        if n in locs:
-            keys.append(f"@{n}")
-            terms.append(LocTerm(n))
-    return keys, terms
-
 
 def _solver(x: Execution, timeout_ms: int) -> z3.Solver:
     s = z3.Solver()
@@ -181,7 +66,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     elab = elaborate(test, model)
     x = encode(elab)
     keys, terms = projection(test)
-    wanted = _wanted(test, keys)       # malformed outcomes are an input error, before solving
+    wanted = wanted_states(test, keys)       # malformed outcomes are an input error, before solving
     zterms = [_term_z3(x, t) for t in terms]
 
     def left_ms() -> int:
@@ -231,7 +116,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
 
     if thin_air:
         complete = False
-    res = _judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
+    res = judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
     return res
 
@@ -260,66 +145,3 @@ def _thin_air(test: Test, x: Execution, s: z3.Solver, left_ms) -> bool:
     return True
 
 
-def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
-    """The same answer from the independent explicit enumerator (amdmm_smt/reference.py)."""
-    from .reference import ReferenceTooBig, reference_outcomes
-    t0 = time.perf_counter()
-    elab = elaborate(test, model)
-    keys, _ = projection(test)
-    wanted = _wanted(test, keys)
-    try:
-        states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
-    except ReferenceTooBig:
-        states, complete = [], False
-
-    def exists_query() -> Optional[bool]:
-        if not complete:
-            return None
-        return any(eval_cond(test.exists.cond, dict(st)) for st in states)
-    return _judge(test, model, keys, states, complete, exists_query, t0, wanted)
-
-
-def _wanted(test: Test, keys: list) -> Optional[list]:
-    """The states the test's `outcomes:` list, or None when it has none."""
-    if test.outcomes is None:
-        return None
-    return [outcome_state(o, keys, test.file) for o in test.outcomes]
-
-
-def _judge(test: Test, model: Model, keys: list, states: list, complete: bool,
-           exists_query, t0: float, outcome_states: Optional[list]) -> Result:
-    """Verdicts for every expectation of the test, from its outcome set."""
-    verdicts: list[Verdict] = []
-    any_defined = bool(states)
-    undefined = complete and not states
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
-        reachable = exists_query()
-        if reachable is None:
-            verdicts.append(Verdict("exists", test.expect, "unknown", "solver gave up"))
-        else:
-            ok = reachable == (test.expect == "allowed")
-            verdicts.append(Verdict("exists", test.expect, "pass" if ok else "fail",
-                                    f"condition {'reachable' if reachable else 'unreachable'}"))
-    if test.expect == "undefined":
-        if not complete:
-            verdicts.append(Verdict("undefined", "undefined", "unknown", "solver gave up"))
-        else:
-            verdicts.append(Verdict("undefined", "undefined", "pass" if not any_defined else
-                                    "fail", "no defined execution" if not any_defined else
-                                    f"{len(states)} defined outcome(s)"))
-    if outcome_states is not None:
-        want = set(outcome_states)
-        got = set(states)
-        missing = sorted(want - got, key=state_sort_key)
-        unexpected = sorted(got - want, key=state_sort_key)
-        status = "unknown" if not complete else ("pass" if not missing and not unexpected
-                                                 else "fail")
-        verdicts.append(Verdict("outcomes", "exact", status,
-                                f"{len(got)} allowed, {len(want)} expected",
-                                missing=missing, unexpected=unexpected))
-    return Result(test, model.name, keys, states, complete, verdicts,
-                  time.perf_counter() - t0, undefined=undefined and test.expect == "undefined")
-
-
-def state_sort_key(state: State):
-    return tuple((0, v) if v is not None else (1, 0) for _, v in state)

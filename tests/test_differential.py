@@ -1,5 +1,5 @@
 """Differential testing: the Z3 encoding and the independent explicit enumerator
-(amdmm_smt/reference.py) must give identical outcome sets on generated tests, under every
+(amdmm_smt/reference/) must give identical outcome sets on generated tests, under every
 shipped model. `python3 benchmarks/differential.py --count 10000` is the long run."""
 
 import os
@@ -46,7 +46,7 @@ def test_engines_agree_on_the_corpus():
     """Every shipped litmus test, under its own model."""
     import glob
     from amdmm_smt.parse import parse_file
-    from amdmm_smt.solve import run_reference
+    from amdmm_smt.reference import run_reference
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)

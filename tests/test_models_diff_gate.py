@@ -180,3 +180,28 @@ def test_no_thin_air_option(tmp_path):
     assert set(r.states) == {(("T0:%r0", 0), ("T1:%r1", 0))}
     r = run_test(parse_file(os.path.join(d, "LB+mono.agent.diff-wg.yaml")), model)
     assert (("T0:%r0", 1), ("T1:%r1", 1)) not in set(r.states) and len(r.states) == 3
+
+
+def test_lds_scope_option_both_directions(tmp_path):
+    """docs R-lds-scope: the earlier reading (lds_scope: data) answers the two pinning tests the
+    other way: an agent release on LDS makes global data available at agent scope (too
+    strong), and agent synchronization on global flags does not order LDS data across
+    workgroups (too weak). Both engines must agree on it."""
+    import os
+    from amdmm_smt.parse import parse_file
+    from amdmm_smt.solve import run_test
+    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.reference import reference_outcomes
+    m = tmp_path / "m.yaml"
+    m.write_text("name: lds-data\noptions:\n  lds_scope: data\n")
+    model = load_model_file(str(m))
+    d = os.path.join(os.path.dirname(__file__), "..", "litmus", "mmra")
+    strong = parse_file(os.path.join(d, "lds-release-agent-is-workgroup-for-global.yaml"))
+    weak = parse_file(os.path.join(d, "lds-rel-acq-chain-through-other-wg.yaml"))
+    s1 = set(run_test(strong, model).states)
+    assert s1 == {(("T1:%r0", 0), ("T1:%r1", None)), (("T1:%r0", 1), ("T1:%r1", 1))}
+    s2 = set(run_test(weak, model).states)
+    assert (("T1:%a", 1), ("T2:%b", 1), ("T2:%r", None)) in s2
+    assert (("T1:%a", 1), ("T2:%b", 1), ("T2:%r", 1)) not in s2
+    for t, s in ((strong, s1), (weak, s2)):
+        assert set(reference_outcomes(elaborate(t, model))) == s

@@ -1,4 +1,4 @@
-"""Hand-derived checks of the reference engine (amdmm_smt/reference.py) on its own.
+"""Hand-derived checks of the reference engine (amdmm_smt/reference/) on its own.
 
 Each expected set below was derived by hand from docs/semantics.md section 6; none comes from
 running the Z3 engine."""
@@ -25,7 +25,7 @@ def run(text: str, model: Model = None, **options) -> set:
 
 
 def keys(text: str) -> list:
-    from amdmm_smt.solve import projection
+    from amdmm_smt.outcomes import projection
     return projection(parse_text(textwrap.dedent(text).lstrip("\n"), "t.yaml"))[0]
 
 

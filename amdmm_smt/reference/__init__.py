@@ -1,0 +1,71 @@
+"""A second, independent engine: explicit enumeration of candidate executions.
+
+Written from docs/semantics.md section 6 ("The definitions, precisely"), section 7 (MMRA tags
+and address spaces) and seed 000 only; it shares nothing with `amdmm_smt/encode/` but the
+elaborated test (`elaborate.py`: events, `po`, `contains`, `inclusive`, and for section 7
+`po_in_hb`, `sync_spaces`, `scope_in`) and what both engines share about outcomes
+(`outcomes.py`: the key order of a final state, the verdicts). It imports neither `solve.py`
+nor `encode/` (tests/test_layering.py).
+
+For one elaborated test it enumerates
+
+* for every read, a choice in {undef} ∪ {writes to its location} (`rf`), minus the choices the
+  definitions exclude whatever the rest of the execution is (`engine._Engine.choices`);
+* from those, the values of every read, register and write (an RMW writes `OP(old, v)`; a
+  cmpxchg writes only when it succeeds, and one comparing `undef` may do either, a branch);
+* for every location, a total order `co` of the writes that happen (initial write first),
+
+and evaluates every definition directly. Only release sequences depend on `co`, so for one
+reads-from choice it computes synchronizes-with, happens-before, availability, visibility,
+location order, may-see and the value rule once (once per distinct synchronizes-with when a
+release sequence runs through RMWs), turns the coherence rules into order constraints, and
+lists only the `co` orders that satisfy them (when no seq_cst constraint needs the whole
+order, only which write can be last). A candidate is kept iff every read's choice is exactly
+what the value rule allows: a definite read chose a write it may see, a read that is not
+definite chose `undef`.
+
+Relations are bit masks over event ids: `rel[i] >> j & 1` means `rel(i, j)`.
+
+One module per family of definitions of section 6, each a mixin of the engine that reads its
+state (`ev`, `opts`, the static relations):
+  values.py     write values (incl. atomicrmw / cmpxchg), may-see and the value rule
+  sync.py       roles, release sequences, synchronizes-with, happens-before per address space
+  avvis.py      scopes of the av roles, availability, visibility, location order (S000)
+  coherence.py  the coherence rules as constraints on co, and the co orders that satisfy them
+  seq_cst.py    psc per address space and its acyclicity
+  engine.py     the driver: static relations, choices, values, co orders, final states
+  common.py     bit masks, 32-bit values, the exceptions
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from ..elaborate import elaborate
+from ..ir import Test
+from ..model import Model
+from ..outcomes import Result, eval_cond, judge, projection, state_sort_key, wanted_states
+from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
+from .engine import reference_outcomes
+
+__all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported", "reference_outcomes",
+           "run_reference"]
+
+
+def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
+    """The answer of this engine for one test, judged like the Z3 engine's (outcomes.judge)."""
+    t0 = time.perf_counter()
+    elab = elaborate(test, model)
+    keys, _ = projection(test)
+    wanted = wanted_states(test, keys)
+    try:
+        states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
+    except ReferenceTooBig:
+        states, complete = [], False
+
+    def exists_query() -> Optional[bool]:
+        if not complete:
+            return None
+        return any(eval_cond(test.exists.cond, dict(st)) for st in states)
+    return judge(test, model, keys, states, complete, exists_query, t0, wanted)

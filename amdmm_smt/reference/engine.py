@@ -1,0 +1,312 @@
+"""The driver of the reference engine: the static relations, the enumeration of candidate
+executions (reads-from choices, values, co orders) and the final states (docs/semantics.md
+section 6 "Candidate execution", "Final state", "Outcome"); each family of definitions is a
+mixin in its own module."""
+
+from __future__ import annotations
+
+import itertools
+
+from ..elaborate import Elab
+from ..ir import at_least_monotonic
+from ..outcomes import projection
+from .avvis import AvVis
+from .coherence import Coherence
+from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
+                     ReferenceUnsupported, _bits, _Guess, _signed)
+from .seq_cst import SeqCst
+from .sync import Sync
+from .values import Values
+
+
+class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
+    """One elaborated test. The state every family reads: `ev`, `n`, `opts`, the static
+    relations below (bit masks over event ids), `spaces` and `loc_space`."""
+
+    def __init__(self, elab: Elab):
+        self.elab = elab
+        self.opts = elab.model.options
+        ev = self.ev = elab.events
+        n = self.n = len(ev)
+        assert all(e.id == i for i, e in enumerate(ev))
+        for e in ev:
+            if e.kind not in ("init", "load", "store", "rmw", "cmpxchg", "fence", "av_load",
+                              "av_store"):
+                raise ReferenceUnsupported(f"{e.label}: event kind {e.kind}")
+            if getattr(e, "instr", None) is not None and e.instr.guard is not None:
+                raise ReferenceUnsupported(f"{e.label}: guarded instruction")
+        self.thread_ids = [e.id for e in ev if not e.is_init]
+        self.thread_mask = sum(1 << i for i in self.thread_ids)
+        self.init_of = {e.loc: e.id for e in ev if e.is_init}
+        mem = elab.test.memory
+        self.loc_space = {name: mem[name].space for name in elab.locs}
+        self.spaces = sorted(set(self.loc_space.values()))
+
+        # static relations
+        self.po = [sum(1 << j for j in range(n) if elab.po(ev[i], ev[j])) for i in range(n)]
+        # program order between MMRA-compatible instructions (section 6: the po part of hb;
+        # po_hb(a, b, AS) = po(a, b) ∧ hb_AS(a, b) contains it)
+        po_in_hb = getattr(elab, "po_in_hb", None)
+        self.po_c = [sum(1 << j for j in _bits(self.po[i])
+                         if po_in_hb is None or po_in_hb(ev[i], ev[j])) for i in range(n)]
+        self.cont = [[sum(1 << j for j in range(n) if elab.contains(ev[i], lv, ev[j]))
+                      for lv in LEVELS] for i in range(n)]
+        self.incl = [sum(1 << j for j in range(n) if j != i and elab.inclusive(ev[i], ev[j]))
+                     for i in range(n)]
+        # inclusion for synchronization in each address space (LDS: scope_in)
+        self.incl_in = {}
+        for sp in self.spaces:
+            if hasattr(elab, "scope_in"):
+                self.incl_in[sp] = [
+                    sum(1 << j for j in range(n)
+                        if j != i and elab.inclusive(ev[i], ev[j], sp)) for i in range(n)]
+            else:
+                self.incl_in[sp] = self.incl
+        sync_spaces = getattr(elab, "sync_spaces", None)
+        every = frozenset(self.spaces)
+        self.sync_sp = [every if (sync_spaces is None or e.is_init)
+                        else frozenset(sync_spaces(e)) & every for e in ev]
+
+        self.acc_mask: dict[str, int] = {}
+        for e in ev:
+            if not e.is_init and (e.reads or e.writes):
+                self.acc_mask[e.loc] = self.acc_mask.get(e.loc, 0) | (1 << e.id)
+        self.writes_of = {loc: [e.id for e in ev if e.writes and e.loc == loc]
+                          for loc in elab.locs}
+        self.reads = [e.id for e in ev if e.reads]
+        self.rmwlike = [e.kind in ("rmw", "cmpxchg") for e in ev]
+        self.strong = [e.is_init or (e.atomic and at_least_monotonic(e.order)) for e in ev]
+        self.avs = [self._avs(e) for e in ev]
+        self.same_loc = [sum(1 << j for j in range(n)
+                             if ev[i].loc is not None and ev[j].loc == ev[i].loc)
+                         for i in range(n)]
+        # po|≠loc: po between accesses to different locations, or involving a fence
+        self.po_nl = [sum(1 << j for j in _bits(self.po[i])
+                          if ev[i].is_fence or ev[j].is_fence or ev[i].loc != ev[j].loc)
+                      for i in range(n)]
+        self.reg_event = dict(elab.regs)
+        self.incl_of = {loc: self.incl_in[sp] for loc, sp in self.loc_space.items()}
+        self.init_sync()
+
+    def analyze(self, rf, hap, roles, sw):
+        """Everything of sections 6 and 7 that does not depend on co, for one reads-from
+        choice and one synchronizes-with (`sw[sp]` per address space): happens-before per
+        address space (each acyclic), availability, visibility, location order, may-see and
+        the value rule (must hold), and the coherence rules as constraints on co: `pred[w]`
+        (writes that must be before w) and `adj[m] = w` (RMW atomicity: m immediately after
+        w). Returns (hbs, pred, adj) or None if the candidate is inconsistent. The checks that
+        need only hb and rf come first (they are cheap and reject most candidates)."""
+        MA, MV = roles[2], roles[3]
+        hbs = self.hbs_per_space(sw)                                       # sync.py
+        if hbs is None:
+            return None
+        hb_of = {loc: hbs[sp] for loc, sp in self.loc_space.items()}
+        if self.sees_hb_later(rf, hb_of):                                  # values.py
+            return None
+        pred, adj = self.coherence_constraints(rf, hap, hb_of)             # coherence.py
+        if not self.orderable(pred):
+            return None
+        lo = self.location_order(hap, MA, MV, hb_of)                       # avvis.py
+        if not self.value_rule_holds(rf, hap, hb_of, lo):                  # values.py
+            return None
+        if self.opts.final_co != "hb":
+            self.lo_in_co(pred, lo, hap)                                   # coherence.py
+        return hbs, pred, adj
+
+    # ---- enumeration -----------------------------------------------------------------------
+
+    def choices(self):
+        """For every read, the choices the definitions do not exclude whatever the execution
+        is: undef, or a write to its location except
+        * itself and writes after it in program order within happens-before (such a write is
+          hb-after the read, hence never seen, also with read_lo where lo(R, ·) ⊇ hb(R, ·));
+        * writes W hidden by a write W' that always happens (not a cmpxchg) with W initial or
+          W before W', and W' before R, in program order within happens-before:
+          lo(W, W') ∧ lo(W', R) by the program-order clause of location order;
+        and undef is dropped when R is always definite: R atomic, every write to the location
+        atomic and inclusive with R and with each other (branch (b) for any may-see set), and
+        some write always location-ordered before R (the initial write, or a write that
+        always happens before R in program order within happens-before)."""
+        ev = self.ev
+        out = []
+        for r in self.reads:
+            loc = ev[r].loc
+            ws = [w for w in self.writes_of[loc] if w != r]
+            sure_before = [w for w in ws if self.po_c[w] >> r & 1 and ev[w].kind != "cmpxchg"]
+            keep = []
+            for w in ws:
+                if self.po_c[r] >> w & 1:
+                    continue
+                if any(w2 != w and (ev[w].is_init or self.po_c[w] >> w2 & 1)
+                       for w2 in sure_before):
+                    continue
+                keep.append(w)
+            inc = self.incl_in[self.loc_space[loc]]
+            always_definite = (
+                ev[r].atomic
+                and all(ev[w].atomic and inc[w] >> r & 1 for w in ws)
+                and all(inc[a] >> b & 1 for a in ws for b in ws if a != b)
+                and (loc in self.init_of or bool(sure_before)))
+            out.append(keep if always_definite else [None] + keep)
+        return out
+
+    def tick(self):
+        self.count += 1
+        if self.count > self.limit:
+            raise ReferenceTooBig(f"more than {self.limit} candidate executions")
+
+    def run(self, limit: int) -> set:
+        self.keys = projection(self.elab.test)[0]
+        self.limit = limit
+        self.count = 0
+        self.out: set = set()
+        choices = self.choices()
+        total = 1
+        for c in choices:
+            total *= len(c)
+        if total > limit:
+            raise ReferenceTooBig(f"{total} reads-from choices (limit {limit})")
+        for rf in self.assignments(choices):
+            pending = [{}]
+            while pending:
+                guess = pending.pop()
+                self.tick()
+                try:
+                    vals = self.values(rf, guess)
+                except _Guess as g:
+                    pending += [{**guess, g.cid: False}, {**guess, g.cid: True}]
+                    continue
+                if vals is not None:
+                    self.explore(rf, *vals)
+        return self.out
+
+    def assignments(self, choices):
+        """The reads-from choices (one dict per candidate), depth first in event order,
+        dropping a partial choice as soon as a read chose a cmpxchg that is already known to
+        fail (it would not happen, so nothing can read from it)."""
+        reads = self.reads
+        self.plain_rmws = [m for m in reads if self.ev[m].kind == "rmw"]
+        rf: dict = {}
+        targets: list = []             # reads whose chosen cmpxchg may still fail
+
+        def rec(k):
+            if k == len(reads):
+                yield dict(rf)
+                return
+            r = reads[k]
+            for c in choices[k]:
+                if c is not None and self.ev[r].kind == "rmw" and self.strong[c] and any(
+                        rf.get(m) == c for m in self.plain_rmws):
+                    continue    # RMW atomicity: two RMWs cannot both directly follow c
+                rf[r] = c
+                added = c is not None and self.ev[c].kind == "cmpxchg"
+                if added:
+                    targets.append(c)
+                if not any(self.cas_fails(t, rf) for t in targets):
+                    yield from rec(k + 1)
+                if added:
+                    targets.pop()
+            rf.pop(r, None)     # every choice may have been skipped (RMW atomicity)
+
+        yield from rec(0)
+
+    def explore(self, rf, rval, wval):
+        """Every co order for one reads-from choice and its values."""
+        ev, n = self.ev, self.n
+        hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
+        order = [e.order for e in ev]
+        for e in ev:
+            if e.kind == "cmpxchg" and not hap[e.id]:
+                order[e.id] = e.fail_order
+        rfl = [rf.get(i) for i in range(n)]
+        if self.rmw_shares_target(rfl, hap):
+            return
+        roles = self.roles(hap, order)
+        fixed, cond = self.sync_edges(rfl, hap, roles[0], roles[1])
+        nodes = {loc: [w for w in ws if hap[w]] for loc, ws in self.writes_of.items()}
+        locs = list(nodes)
+
+        if not cond:
+            an = self.analyze(rfl, hap, roles, fixed)
+            if an is None:
+                return
+            hbs, pred, adj = an
+            if not self.psc_needed(order):
+                lasts = []
+                for loc in locs:
+                    if not nodes[loc]:
+                        lasts.append([None])
+                        continue
+                    ls = self.possible_lasts(nodes[loc], pred, adj)
+                    if not ls:
+                        return
+                    lasts.append(sorted(ls))
+                for combo in itertools.product(*lasts):
+                    self.tick()
+                    self.record(rval, wval, dict(zip(locs, combo)))
+                return
+            per_loc = [list(self.extensions(nodes[loc], pred, adj)) for loc in locs]
+            for cos in itertools.product(*per_loc):
+                self.tick()
+                co = dict(zip(locs, cos))
+                if self.psc_acyclic(rfl, order, hbs, co):
+                    self.record(rval, wval, {loc: (lst[-1] if lst else None)
+                                             for loc, lst in co.items()})
+            return
+
+        # synchronizes-with depends on co (a release sequence through RMWs): list the co
+        # orders allowed by what does not depend on sw (initial write first, program order in
+        # hb between writes ⊆ lo, or ⊆ hb with final_co: hb, RMW atomicity), group them by
+        # the sw they give, and analyse each group once.
+        base_pred, base_adj = self.co_base(nodes, rfl, hap)
+        per_loc = [list(self.extensions(nodes[loc], base_pred, base_adj)) for loc in locs]
+        groups: dict = {}
+        for cos in itertools.product(*per_loc):
+            self.tick()
+            co = dict(zip(locs, cos))
+            sw = self.sw_under_co(fixed, cond, co)
+            key = tuple(tuple(sw[sp]) for sp in self.spaces)
+            groups.setdefault(key, (sw, []))[1].append(co)
+        for sw, cos in groups.values():
+            an = self.analyze(rfl, hap, roles, sw)
+            if an is None:
+                continue
+            hbs, pred, adj = an
+            for co in cos:
+                if not all(self.respects(lst, pred) for lst in co.values()):
+                    continue
+                if self.psc_acyclic(rfl, order, hbs, co):
+                    self.record(rval, wval, {loc: (lst[-1] if lst else None)
+                                             for loc, lst in co.items()})
+
+    def record(self, rval, wval, last):
+        """Add the final state: registers, then the named locations (the value of the co-last
+        write that happens; undef if there is none)."""
+        state = []
+        for k in self.keys:
+            if k.startswith("@"):
+                w = last.get(k[1:])
+                v = None if w is None else wval[w]
+            else:
+                tname, reg = k.split(":%", 1)
+                v = rval[self.reg_event[(tname, reg)]]
+            if v is UNKNOWN:
+                raise ReferenceUnbounded(
+                    f"{k}: a consistent execution whose value depends on itself through "
+                    "reads-from (out of thin air)")
+            state.append((k, _signed(v)))
+        self.out.add(tuple(state))
+
+
+def reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
+    if getattr(elab.model.options, "no_thin_air", False):
+        raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
+                                   "reference engine")
+    return _reference_outcomes(elab, limit)
+
+
+def _reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
+    """The set of final states over all consistent candidate executions. Raises
+    ReferenceTooBig if more than `limit` candidate executions would be examined (subclasses:
+    ReferenceUnbounded for values out of thin air, ReferenceUnsupported)."""
+    return _Engine(elab).run(limit)
