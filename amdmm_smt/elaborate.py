@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .elab_barrier import BarrierInfo, elaborate_barriers
 from .errors import LitmusError, Unsupported
 from .ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP,
                  Instr, Test, at_least_monotonic, is_acquire, is_release)
@@ -71,6 +72,7 @@ class Elab:
     paths: list[dict[int, tuple]]                 # per thread: scope level -> instance key
     regs: dict[tuple[str, str], int] = field(default_factory=dict)   # (thread, reg) -> event
     locs: list[str] = field(default_factory=list)
+    barrier: Optional[BarrierInfo] = None         # docs/semantics.md 10.3 (None: no barriers)
     _by_loc: dict = field(default_factory=dict, repr=False)
 
     # ---- static relations ----
@@ -193,9 +195,11 @@ def elaborate(test: Test, model: Model) -> Elab:
     regs: dict[tuple[str, str], int] = {}
     for ti, t in enumerate(test.threads):
         for pos, ins in enumerate(t.code):
-            if ins.kind in ("barrier", "async"):
-                raise Unsupported(f"'{ins.intrinsic}': the execution-barrier and asynchronous "
-                                  "operation models are not encoded yet", test.file, ins.line)
+            if ins.kind == "barrier":
+                continue          # barrier operations: elab_barrier (not memory events)
+            if ins.kind == "async":
+                raise Unsupported(f"'{ins.intrinsic}': the asynchronous operation model is not "
+                                  "encoded yet", test.file, ins.line)
             for (p, sfx) in ins.mmra:
                 if p == SYNC_AS_PREFIX and sfx not in SYNC_AS:
                     raise LitmusError(f"unknown address space '{sfx}' in "
@@ -209,7 +213,8 @@ def elaborate(test: Test, model: Model) -> Elab:
             events.append(e)
             if ins.reg:
                 regs[(t.name, ins.reg)] = e.id
-    return Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs)
+    return Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs,
+                barrier=elaborate_barriers(test, model, target, paths))
 
 
 # ---- roles of an event in the S000 definitions (static parts) ------------------------------

@@ -165,3 +165,4 @@ class Test:
     outcomes: Optional[list[Condition]] = None
     target_line: Optional[int] = None
     model_line: Optional[int] = None
+    undefined: Optional[str] = None    # "some": some executions are undefined (docs 10.6)

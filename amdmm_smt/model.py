@@ -46,11 +46,17 @@ class Options:
     no_thin_air: bool = False
     # Execution-barrier model version: "seed-002" (AMDGPUUsage: init / join / drop / arrive /
     # wait, barrier-arrive-release / barrier-wait-acquire) or "pr170447" (seed 003: signal /
-    # wait / join / leave). Async model version: "seed-004" (asyncmark without stages) or
-    # "upstream-stages" (UP 2.4, stage masks). Neither family is encoded yet: a test that uses
-    # a barrier or async intrinsic is refused ("not supported yet") under every value; the
-    # options exist so that model files name the version they mean today.
+    # wait / join / leave; docs/semantics.md section 10). Async model version: "seed-004"
+    # (asyncmark without stages) or "upstream-stages" (UP 2.4, stage masks).
     barrier_model: str = "seed-002"
+    # docs/semantics.md 10.7: R-bar-overlap ("overlap" | "inclusive"), R-bar-drop-race
+    # ("formal" | "completion"), R-bar-named-init ("required" | "signal-var"), R-bar-null
+    # ("last-joined" | "noop"), R-bar-cluster-drop ("workgroup" | "wave").
+    barrier_scopes: str = "overlap"
+    drop_race: str = "formal"
+    named_init: str = "required"
+    null_wait: str = "last-joined"
+    cluster_drop: str = "workgroup"
     async_model: str = "seed-004"
     # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
     # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
@@ -63,6 +69,9 @@ class Options:
 CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref"),
            "final_co": ("lo", "hb"), "cas_undef": ("either", "fail"),
            "barrier_model": ("seed-002", "pr170447"),
+           "barrier_scopes": ("overlap", "inclusive"), "drop_race": ("formal", "completion"),
+           "named_init": ("required", "signal-var"), "null_wait": ("last-joined", "noop"),
+           "cluster_drop": ("workgroup", "wave"),
            "async_model": ("seed-004", "upstream-stages"),
            "lds_scope": ("instruction", "data")}
 

@@ -39,6 +39,7 @@ class Result:
     undefined: bool = False
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
+    ub: Optional[dict] = None  # undefined behaviour found (docs 10.6): rule, all, op, run
 
     @property
     def status(self) -> str:

@@ -19,7 +19,7 @@ from .ir import (
 )
 
 TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
-            "exists", "expect", "outcomes"}
+            "exists", "expect", "outcomes", "undefined"}
 THREAD_KEYS = {"agent", "cluster", "workgroup", "wavefront", "code"}
 LOC_KEYS = {"space", "init"}
 MAX_THREADS = 64
@@ -484,6 +484,9 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
         parsed = []
         for a in args:
             a = a.strip()
+            if name in BARRIER and re.fullmatch(r"ptr(?:\s+addrspace\(3\))?\s+null", a):
+                parsed.append(("null", None))     # the NULL named barrier (S002: ID 0)
+                continue
             if re.fullmatch(_PTR, a):
                 pm = re.fullmatch(_PTR, a)
                 n = pm.group("loc")
@@ -839,11 +842,20 @@ def _parse_text(text: str, file: str) -> Test:
         for item in _want(on, list, "outcomes", file):
             outcomes.append(parse_condition(_want(item, str, "an outcome", file), tctx,
                                             item.line, item.literal))
+    undefined = None
+    if "undefined" in top:
+        un = top["undefined"][1]
+        undefined = _want(un, str, "undefined", file)
+        if undefined != "some":       # docs/semantics.md 10.6 (R-bar-ub)
+            raise LitmusError(f"undefined must be 'some' (got '{undefined}'); a test whose every "
+                              "execution is undefined says expect: undefined", file, un.line)
+        if expect == "undefined":
+            raise LitmusError("undefined: some contradicts expect: undefined", file, un.line)
     return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
                 target_line=top["target"][0].line if "target" in top else None,
                 model_line=top["model"][0].line if "model" in top else None,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,
-                exists=exists, expect=expect, outcomes=outcomes)
+                exists=exists, expect=expect, outcomes=outcomes, undefined=undefined)
 
 
 def _check_lds(threads: list[Thread], memory: dict[str, Location], file: str) -> None:

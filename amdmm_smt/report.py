@@ -32,6 +32,8 @@ def result_record(r: Result, timing: bool = True) -> dict:
     }
     if r.test.expect == "undefined":
         rec["undefined"] = r.undefined
+    if getattr(r, "ub", None):
+        rec["ub"] = r.ub       # docs/semantics.md 10.6: rule, all, op, run
     if timing:
         rec["seconds"] = round(r.seconds, 4)
     return rec
@@ -66,6 +68,11 @@ def verdict_text(r: Result) -> str:
                      "axiom); exists conditions are still decided exactly")
     elif not r.complete:
         parts.append("enumeration incomplete: solver gave up within --timeout")
+    if getattr(r, "ub", None):
+        u = r.ub
+        parts.append(f"undefined behaviour ({'every' if u['all'] else 'some'} execution"
+                     f"{'' if u['all'] else 's'}): {u['rule']} at {u['op']}; run: "
+                     + (" ; ".join(u["run"]) or "(start)"))
     if not parts:
         parts.append("no expectation given")
     return "\n".join(parts)
@@ -84,6 +91,8 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
         outs = "\n".join(format_state(s) for s in r.states) or "(none)"
         if r.test.expect == "undefined" and r.undefined:
             outs = "undefined: no defined execution"
+        elif getattr(r, "ub", None) and r.ub["all"]:
+            outs = f"undefined ({r.ub['rule']}): no defined execution"
         row = [Text(r.test.name), Text(r.status, style=STYLE[r.status]), Text(outs),
                Text(verdict_text(r))]
         if timing:

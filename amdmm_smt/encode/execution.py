@@ -41,6 +41,12 @@ class Execution:
         self.lo_rel: dict[tuple[int, int], B] = {}
         self.final: dict[str, tuple[B, z3.BitVecRef]] = {}
         self.ub: B = False                    # undefined behaviour (none in the base model)
+        # execution barriers (encode/barrier.py): the analysis, isfirst registers, the
+        # (arrive, wait) pairs in barrier-executes-before and when each holds
+        self.bar = None
+        self.bar_regs: dict = {}
+        self.bar_pair: dict = {}
+        self.bar_pick: list = []
         self._fr: dict[tuple[int, int], B] = {}
         self._declare()
 
@@ -71,7 +77,10 @@ class Execution:
         """(undef, value) of an instruction operand: a constant or a register."""
         if isinstance(op, int):
             return False, z3.BitVecVal(op, 32)
-        src = self.elab.regs[(self.elab.thread_names[e.thread], op.name)]
+        key = (self.elab.thread_names[e.thread], op.name)
+        if key in self.bar_regs:
+            return self.bar_regs[key]
+        src = self.elab.regs[key]
         return self.rundef[src], self.rval[src]
 
     def rf(self, w: Event, r: Event) -> B:
@@ -122,6 +131,8 @@ class Execution:
         return e.kind in RMW_KINDS
 
     def reg_term(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
+        if (thread, reg) in self.bar_regs:
+            return self.bar_regs[(thread, reg)]
         i = self.elab.regs[(thread, reg)]
         return self.rundef[i], self.rval[i]
 

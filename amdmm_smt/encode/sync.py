@@ -99,6 +99,11 @@ def happens_before(x: Execution) -> None:
     el = x.elab
     evs = [e for e in x.ev if not e.is_init]
     sw = synchronizes_with(x)
+    if x.bar_pair:      # docs/semantics.md 10.5: barrier-arrive-release sw barrier-wait-acquire
+        from .barrier import barrier_sw
+        for sp, edges in barrier_sw(x).items():
+            for k, v in edges.items():
+                sw[sp][k] = OR(sw[sp].get(k, False), v)
     x.sw_by_space = sw
     po_edges: dict[tuple[int, int], B] = {}
     for a in evs:

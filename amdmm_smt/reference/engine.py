@@ -29,6 +29,10 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst):
         ev = self.ev = elab.events
         n = self.n = len(ev)
         assert all(e.id == i for i, e in enumerate(ev))
+        if getattr(elab, "barrier", None) is not None:
+            # Barrier operations are not events (elab.barrier, docs/semantics.md 10.3); until
+            # this engine's barrier family lands, refuse rather than ignore them.
+            raise ReferenceUnsupported("execution barriers (docs/semantics.md section 10)")
         for e in ev:
             if e.kind not in ("init", "load", "store", "rmw", "cmpxchg", "fence", "av_load",
                               "av_store"):

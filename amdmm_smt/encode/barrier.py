@@ -1,0 +1,504 @@
+"""Execution barriers (docs/semantics.md section 10): the runs of the barrier operations,
+their UB rules, and the barrier synchronization they feed into happens-before.
+
+Barrier operations do not read memory and the code is straight-line, so under `seed-002` the
+barrier part of an execution is independent of the memory part: every run is enumerated here
+in Python (Dartagnan-style: compute statically whatever can be), deduplicated by what memory
+can observe (which fenced arrives barrier-execute-before which fenced waits, the isfirst
+values), and only that goes to Z3: a choice among the defined outcomes, the barrier
+synchronizes-with edges each outcome implies, and (pr170447) the happens-before consistency
+of its barrier-modification-order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import z3
+
+from ..elab_barrier import BarOp, BarrierInfo
+from ..elaborate import Elab
+from ..ir import is_acquire, is_release
+from .logic import AND, NOT, OR, B
+
+# UB rule names, in the order docs/semantics.md 10.4 lists them
+UNINIT, INIT_COUNT, SIGNAL_VAR, DROP_NEG, DROP_NO_JOIN, DROP_RACE, WAIT_NO_JOIN, PHASE_SEP, \
+    CLUSTER_TWICE, NEVER, WIP_SIGNAL = (
+        "uninitialised", "init-count", "signal-var-count", "drop-negative",
+        "drop-without-join", "drop-race", "wait-without-join", "phase-separation",
+        "cluster-arrive-twice", "wait-never-completes", "wip-signal-then-wait")
+
+MAX_STATES = 3_000_000
+
+
+class BarrierTooBig(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Outcome:
+    pairs: frozenset          # (arrive id, wait id): bexec(arrive, wait), both fenced
+    isfirst: tuple            # ((arrive id, 0|1), ...)
+    bmo: tuple = ()           # pr170447: ((instance, (op ids in bmo order)), ...)
+
+
+@dataclass
+class Analysis:
+    info: BarrierInfo
+    outcomes: list[Outcome]                  # the defined outcomes, sorted
+    ub: dict = field(default_factory=dict)   # rule -> (op label, run trace) of a first run
+    runs: int = 0                            # complete or undefined runs explored (states)
+
+    @property
+    def all_undefined(self) -> bool:
+        return bool(self.ub) and not self.outcomes
+
+    def ub_rule(self) -> Optional[str]:
+        order = [UNINIT, INIT_COUNT, SIGNAL_VAR, DROP_NEG, DROP_NO_JOIN, DROP_RACE,
+                 WAIT_NO_JOIN, PHASE_SEP, CLUSTER_TWICE, NEVER, WIP_SIGNAL]
+        for r in order:
+            if r in self.ub:
+                return r
+        return None
+
+
+# ---- runs (docs/semantics.md 10.4) -----------------------------------------------------
+
+class _Runs:
+    def __init__(self, elab: Elab):
+        self.elab = elab
+        self.info = info = elab.barrier
+        self.opt = elab.model.options
+        self.v003 = self.opt.barrier_model == "pr170447"
+        self.ops = info.ops
+        self.insts = sorted(info.objects, key=repr)
+        self.ix = {o: i for i, o in enumerate(self.insts)}
+        self.nw = len(info.waves)
+        # the workgroup of every wave (cluster-arrive-twice)
+        self.wg_of = [info.waves[w][:3] for w in range(self.nw)]
+        self.relevant_arrives, self.relevant_waits = self._fenced()
+        self.outcomes: set = set()
+        self.ub: dict = {}
+
+    def _fenced(self):
+        """Arrives with a release fence program-ordered before them in a thread of their wave,
+        waits with an acquire fence after them (docs 10.5: BR / BA)."""
+        el, info = self.elab, self.info
+        rel, acq = set(), set()
+        for op in self.ops:
+            if op.wave is None:
+                continue
+            for t, p in op.tpos.items():
+                for e in el.events:
+                    if e.thread != t or not e.is_fence:
+                        continue
+                    if op.kind == "arrive" and is_release(e.order) and e.pos < p:
+                        rel.add(op.id)
+                    if op.kind == "wait" and is_acquire(e.order) and e.pos > p:
+                        acq.add(op.id)
+        return rel, acq
+
+    # state: (pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, trace-free)
+    def initial(self):
+        info = self.info
+        pcs = []
+        joined = set()
+        for w, ids in enumerate(info.wave_ops):
+            k = 0
+            while k < len(ids) and self.ops[ids[k]].implicit == "join":
+                joined.add((w, self.ix[self.ops[ids[k]].obj]))     # S002: join at launch
+                k += 1
+            pcs.append(k)
+        inst = []
+        for o in self.insts:
+            hw = info.objects[o]["hw"]
+            # (initialised, E, C, current phase, discarded) — hardware init at launch (S002)
+            inst.append((hw is not None, hw or 0, 0, frozenset(), frozenset()))
+        return (tuple(pcs), frozenset(), tuple(inst), frozenset(joined), frozenset(),
+                frozenset(), frozenset(), frozenset(), ())
+
+    def enabled(self, st):
+        pcs, wgdone, _, _, waiting = st[0], st[1], st[2], st[3], st[4]
+        out = []
+        for w in range(self.nw):
+            if w in waiting or pcs[w] >= len(self.info.wave_ops[w]):
+                continue
+            out.append(self.info.wave_ops[w][pcs[w]])
+        for d in self.info.wg_drops:
+            if d in wgdone:
+                continue
+            if all(pcs[w] >= len(self.info.wave_ops[w]) and w not in waiting
+                   for w in self.ops[d].after):
+                out.append(d)
+        return out
+
+    def step(self, st, opid):
+        """Execute one operation: the new state, or ("UB", rule)."""
+        pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, bmo = st
+        op = self.ops[opid]
+        pcs = list(pcs)
+        if op.wave is not None:
+            pcs[op.wave] += 1
+        else:
+            wgdone = wgdone | {opid}
+        tokens = dict(tokens)
+        joined = set(joined)
+        waiting = set(waiting)
+        matched = set(matched)
+        isfirst = set(isfirst)
+        inst = list(inst)
+        if op.kind == "join":
+            if op.ends is not None:
+                joined.discard((op.wave, self.ix[op.ends]))   # S002 mutual exclusion
+            if op.obj is not None:
+                joined.add((op.wave, self.ix[op.obj]))
+        elif op.kind == "wait":
+            if op.obj is None:
+                pcs[op.wave] -= 1
+                waiting.add(op.wave)          # waits on nothing: never completes
+            else:
+                key = (op.wave, self.ix[op.obj])
+                if key in tokens:             # S003 note: "Skip the next barrier wait"
+                    matched.add((opid, tokens.pop(key)))
+                else:
+                    pcs[op.wave] -= 1
+                    waiting.add(op.wave)      # "sleeping because of a barrier wait"
+        else:
+            if op.obj is None:
+                return ("UB", DROP_NO_JOIN)   # S002: a drop needs a join joined-before it
+            i = self.ix[op.obj]
+            init, E, C, cur, disc = inst[i]
+            if op.kind == "init":
+                if op.count is None or op.count <= 0:
+                    return ("UB", INIT_COUNT)   # S002: "unsigned positive integer k"
+                inst[i] = (True, op.count, 0, frozenset(), disc | cur)
+            else:
+                if not init:
+                    if (op.kind == "arrive" and op.count is not None
+                            and self.opt.named_init == "signal-var"):
+                        init, E, C = True, op.count, 0     # R-bar-named-init signal-var
+                    else:
+                        return ("UB", UNINIT)   # S002: first element of bmo must be an init
+                if op.kind == "arrive":
+                    if op.count is not None:
+                        if op.count <= C:
+                            return ("UB", SIGNAL_VAR)   # S002 arrive: K <= arrive count
+                        E = op.count
+                    if op.regs:
+                        isfirst.add((opid, 1 if C == 0 else 0))   # R-bar-isfirst
+                    if op.obj[0] == "cluster" and any(
+                            self.ops[a].kind == "arrive" and self.ops[a].wave is not None
+                            and self.wg_of[self.ops[a].wave] == self.wg_of[op.wave]
+                            for a in cur):
+                        return ("UB", CLUSTER_TWICE)   # S002: one wave per workgroup
+                    C += 1
+                else:   # drop
+                    drops_for = (op.wave,) if op.wave is not None else op.after
+                    if self.opt.drop_race == "completion" and not self.v003:
+                        # R-bar-drop-race completion: "unless the barrier completes before
+                        # the barrier drop"
+                        for a in cur | disc:
+                            ao = self.ops[a]
+                            if ao.kind == "arrive" and ao.wave in drops_for:
+                                return ("UB", DROP_RACE)
+                    E -= 1
+                    if E < 0:
+                        return ("UB", DROP_NEG)   # S002: expected count negative
+                    for w in drops_for:
+                        joined.discard((w, i))
+                cur = cur | {opid}
+                if self.v003:
+                    bmo = bmo + (opid,)
+                if C == E:                        # S002: the barrier is completed
+                    phase = cur
+                    C, cur = 0, frozenset()
+                    for (w, j) in sorted(joined):
+                        if j != i:
+                            continue
+                        if w in waiting:
+                            wop = self.info.wave_ops[w][pcs[w]]
+                            if self.ops[wop].obj == op.obj:
+                                matched.add((wop, phase))
+                                waiting.discard(w)
+                                pcs[w] += 1
+                                continue
+                        tokens[(w, i)] = phase
+                inst[i] = (init, E, C, cur, disc)
+        return (tuple(pcs), wgdone, tuple(inst), frozenset(joined), frozenset(waiting),
+                frozenset(tokens.items()), frozenset(matched), frozenset(isfirst), bmo)
+
+    def explore(self):
+        start = self.initial()
+        seen = {start: None}
+        stack = [start]
+        parent: dict = {start: None}
+        while stack:
+            st = stack.pop()
+            en = self.enabled(st)
+            if not en:
+                self._finish(st, parent)
+                continue
+            for opid in en:
+                nxt = self.step(st, opid)
+                if nxt[0] == "UB":
+                    if nxt[1] not in self.ub:
+                        self.ub[nxt[1]] = (self.ops[opid].label,
+                                           self._trace(st, parent) + [self.ops[opid].label])
+                    continue
+                if nxt not in seen:
+                    seen[nxt] = None
+                    parent[nxt] = (st, opid)
+                    if len(seen) > MAX_STATES:
+                        raise BarrierTooBig(f"more than {MAX_STATES} barrier states")
+                    stack.append(nxt)
+        self.states = len(seen)
+
+    def _trace(self, st, parent) -> list[str]:
+        out = []
+        while parent.get(st) is not None:
+            st, opid = parent[st]
+            out.append(self.ops[opid].label)
+        return out[::-1]
+
+    # ---- the checks on a finished run (docs 10.4) ----
+    def _finish(self, st, parent):
+        pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, bmo = st
+        if waiting:
+            w = min(waiting)
+            wop = self.info.wave_ops[w][pcs[w]]
+            self._ub(NEVER, wop, st, parent)      # S002: a wait that never completes
+            return
+        pw = {W: P for (W, P) in matched}
+        reach = self._bexec(pw)
+        rule = self._check(pw, reach)
+        if rule:
+            self._ub(rule[0], rule[1], st, parent)
+            return
+        pairs = frozenset((a, w) for w in pw if w in self.relevant_waits
+                          for a in self.relevant_arrives if reach[a] >> w & 1)
+        bm = ()
+        if self.v003:
+            per: dict = {}
+            for o in bmo:
+                per.setdefault(self.ops[o].obj, []).append(o)
+            bm = tuple(sorted((repr(k), tuple(v)) for k, v in per.items()))
+        self.outcomes.add(Outcome(pairs, tuple(sorted(isfirst)), bm))
+
+    def _ub(self, rule, opid, st, parent):
+        if rule not in self.ub:
+            self.ub[rule] = (self.ops[opid].label, self._trace(st, parent))
+
+    def _bexec(self, pw) -> dict:
+        """barrier-executes-before as reachability bitsets: program order of each wave,
+        participation, hardware init / launch join before every operation of the instance,
+        every operation of a workgroup before its per-workgroup drop (S002)."""
+        succ: dict[int, set] = {op.id: set() for op in self.ops}
+        for ids in self.info.wave_ops:
+            for a, b in zip(ids, ids[1:]):
+                succ[a].add(b)
+        for W, P in pw.items():
+            for x in P:
+                succ[x].add(W)
+        for op in self.ops:
+            if op.implicit in ("init", "join") and op.obj is not None:
+                for o2 in self.ops:
+                    if o2.obj == op.obj and o2.id != op.id and o2.implicit not in (
+                            "init", op.implicit):
+                        succ[op.id].add(o2.id)
+            if op.wave is None and op.kind == "drop":
+                for w in op.after:
+                    if self.info.wave_ops[w]:
+                        succ[self.info.wave_ops[w][-1]].add(op.id)
+        reach: dict[int, int] = {}
+        order = self._topo(succ)
+        for n in reversed(order):
+            r = 1 << n
+            for m in succ[n]:
+                r |= reach[m]
+            reach[n] = r
+        # strict: remove self
+        return {n: r & ~(1 << n) for n, r in reach.items()}
+
+    @staticmethod
+    def _topo(succ) -> list[int]:
+        indeg = {n: 0 for n in succ}
+        for n, ms in succ.items():
+            for m in ms:
+                indeg[m] += 1
+        ready = [n for n, d in indeg.items() if d == 0]
+        out = []
+        while ready:
+            n = ready.pop()
+            out.append(n)
+            for m in succ[n]:
+                indeg[m] -= 1
+                if indeg[m] == 0:
+                    ready.append(m)
+        assert len(out) == len(succ), "barrier-executes-before has a cycle"
+        return out
+
+    def _check(self, pw, reach):
+        ops = self.ops
+        phase_of: dict[int, frozenset] = {}
+        waits_of: dict[frozenset, list] = {}
+        for W, P in pw.items():
+            waits_of.setdefault(P, []).append(W)
+            for x in P:
+                phase_of[x] = P
+        if self.v003:
+            # S003 WIP: "The immediate successor of S in thread-barrier-order<BO> is a barrier
+            # wait" (R-bar-wip: undefined behaviour)
+            for ids in self.info.wave_ops:
+                for k, a in enumerate(ids):
+                    if ops[a].kind != "arrive":
+                        continue
+                    nxt = next((b for b in ids[k + 1:] if ops[b].obj == ops[a].obj), None)
+                    if nxt is None or ops[nxt].kind != "wait":
+                        return (WIP_SIGNAL, a)
+            return None
+        # S002 drop races (formal): A -> D in tbo, A participates in some wait, none of which
+        # barrier-executes-before D
+        if self.opt.drop_race == "formal":
+            for d in ops:
+                if d.kind != "drop" or d.obj is None:
+                    continue
+                ws = (d.wave,) if d.wave is not None else d.after
+                for a in ops:
+                    if a.kind != "arrive" or a.obj != d.obj or a.wave not in ws:
+                        continue
+                    if d.wave is not None and a.seq > d.seq:
+                        continue
+                    P = phase_of.get(a.id)
+                    if P is None:
+                        continue
+                    if not any(reach[W] >> d.id & 1 for W in waits_of[P]):
+                        return (DROP_RACE, d.id)
+        # S002 wait rule: a join barrier-joined-before W that barrier-executes-before some
+        # participant (launch joins execute before everything on the instance)
+        for W, P in pw.items():
+            J = ops[W].join
+            if J is None:
+                return (WAIT_NO_JOIN, W)
+            if ops[J].implicit != "join" and not any(reach[J] >> x & 1 for x in P):
+                return (WAIT_NO_JOIN, W)
+        # S002 phase separation
+        for W, P in pw.items():
+            cls = P | frozenset(waits_of[P])
+            for a in P:
+                for x in ops:
+                    if x.obj != ops[W].obj or x.id in cls:
+                        continue
+                    px = phase_of.get(x.id) if x.kind != "wait" else pw.get(x.id)
+                    if px is None or px not in waits_of:
+                        continue       # phase-with nothing
+                    if reach[a] >> x.id & 1 and reach[x.id] >> W & 1:
+                        return (PHASE_SEP, W)
+        return None
+
+
+def analyse(elab: Elab) -> Analysis:
+    r = _Runs(elab)
+    r.explore()
+    a = Analysis(elab.barrier, sorted(r.outcomes, key=repr), r.ub, r.states)
+    a.relevant = (r.relevant_arrives, r.relevant_waits)
+    return a
+
+
+# ---- the encoding (docs/semantics.md 10.5) ------------------------------------------------
+
+def encode_choice(x, an: Analysis) -> None:
+    """A choice among the defined outcomes; isfirst registers; the active (arrive, wait)
+    pairs. Sets x.bar_pair[(a, w)] and x.bar_regs."""
+    outs = an.outcomes
+    x.bar = an
+    x.bar_regs = {}
+    info = an.info
+    for key, v in info.const_regs.items():
+        x.bar_regs[key] = (False, z3.BitVecVal(v, 32))
+    if not outs:
+        x.ctx.add(False, "no defined barrier run: every execution is undefined")
+        x.bar_pick = []
+        x.bar_pair = {}
+        for key in info.isfirst_regs:
+            x.bar_regs[key] = (False, z3.BitVecVal(0, 32))
+        return
+    if len(outs) == 1:
+        picks = [True]
+    else:
+        ch = x.ctx.fresh_int("barrier_outcome")
+        x.ctx.add(AND(ch >= 0, ch < len(outs)), "barrier outcome")
+        picks = [ch == k for k in range(len(outs))]
+    x.bar_pick = picks
+    pair: dict = {}
+    for k, o in enumerate(outs):
+        for p in o.pairs:
+            pair.setdefault(p, []).append(picks[k])
+    x.bar_pair = {p: OR(v) for p, v in pair.items()}
+    for key, opid in info.isfirst_regs.items():
+        val = None
+        for k, o in enumerate(outs):
+            v = dict(o.isfirst).get(opid, 0)
+            val = z3.BitVecVal(v, 32) if val is None else z3.If(picks[k], z3.BitVecVal(v, 32),
+                                                                 val) if picks[k] is not True \
+                else z3.BitVecVal(v, 32)
+        x.bar_regs[key] = (False, val)
+
+
+def barrier_sw(x) -> dict:
+    """bsw_AS(F, G) (docs 10.5): release fence F before a fenced arrive A, acquire fence G
+    after a wait W, A barrier-executes-before W (S002 / UP 2.3 "A barrier-executes-before W"),
+    scopes overlap (R-bar-overlap), no -one-as, AS in both fences' address spaces."""
+    el = x.elab
+    info = el.barrier
+    out: dict[str, dict] = {sp: {} for sp in el.spaces}
+    fences = [e for e in el.events if e.is_fence]
+    for (a, w), on in x.bar_pair.items():
+        A, W = info.ops[a], info.ops[w]
+        rels = [f for f in fences if is_release(f.order) and f.thread in A.tpos
+                and f.pos < A.tpos[f.thread]]
+        acqs = [g for g in fences if is_acquire(g.order) and g.thread in W.tpos
+                and g.pos > W.tpos[g.thread]]
+        for f in rels:
+            for g in acqs:
+                if f.thread == g.thread or f.one_as or g.one_as:
+                    continue               # UP 2.3: "they cannot have one-as"
+                for sp in el.spaces:
+                    if sp not in el.sync_spaces(f) or sp not in el.sync_spaces(g):
+                        continue           # UP 2.3: "address spaces both include AS"
+                    if el.model.options.barrier_scopes == "inclusive":
+                        ok = el.inclusive(f, g, sp)
+                    else:                  # R-bar-overlap: the scope instances intersect
+                        ok = (el.contains(f, el.scope_in(f, sp), g)
+                              or el.contains(g, el.scope_in(g, sp), f))
+                    if ok:
+                        k = (f.id, g.id)
+                        out[sp][k] = OR(out[sp].get(k, False), on)
+    return out
+
+
+def hb_consistency(x) -> None:
+    """pr170447 (S003): "Barrier-modification-order<BO> is consistent with happens-before".
+    An outcome whose bmo puts a before b is excluded when b happens-before a (some memory
+    event after b in b's wave happens-before some memory event before a in a's wave)."""
+    el = x.elab
+    info = el.barrier
+    for k, o in enumerate(x.bar.outcomes):
+        bad = []
+        for _, seq in o.bmo:
+            for i, a in enumerate(seq):
+                for b in seq[i + 1:]:
+                    A, Bo = info.ops[a], info.ops[b]
+                    if A.wave is None or Bo.wave is None or A.wave == Bo.wave:
+                        continue
+                    for e in el.events:
+                        if e.is_init or e.thread not in Bo.tpos or e.pos <= Bo.tpos[e.thread]:
+                            continue
+                        for f in el.events:
+                            if f.is_init or f.thread not in A.tpos or \
+                                    f.pos >= A.tpos[f.thread]:
+                                continue
+                            for sp in el.spaces:
+                                bad.append(x.hb(e, f, sp))
+        if bad:
+            x.ctx.add(OR(NOT(x.bar_pick[k]), NOT(OR(bad))))
