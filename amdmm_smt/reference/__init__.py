@@ -33,6 +33,8 @@ state (`ev`, `opts`, the static relations):
   avvis.py      scopes of the av roles, availability, visibility, location order (S000)
   coherence.py  the coherence rules as constraints on co, and the co orders that satisfy them
   seq_cst.py    psc per address space and its acyclicity
+  barrier.py    execution barriers (section 10): operations per wave, runs, participation,
+                phases, barrier-executes-before, the UB rules, barrier synchronizes-with
   engine.py     the driver: static relations, choices, values, co orders, final states
   common.py     bit masks, 32-bit values, the exceptions
 """
@@ -45,12 +47,13 @@ from typing import Optional
 from ..elaborate import elaborate
 from ..ir import Test
 from ..model import Model
-from ..outcomes import Result, eval_cond, judge, projection, state_sort_key, wanted_states
+from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key,
+                        wanted_states)
 from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
-from .engine import reference_outcomes
+from .engine import reference_analysis, reference_outcomes
 
-__all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported", "reference_outcomes",
-           "run_reference"]
+__all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
+           "reference_analysis", "reference_outcomes", "run_reference"]
 
 
 def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
@@ -59,8 +62,10 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     elab = elaborate(test, model)
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
+    an = None
     try:
-        states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
+        found, an = reference_analysis(elab, limit)
+        states, complete = sorted(found, key=state_sort_key), True
     except ReferenceTooBig:
         states, complete = [], False
 
@@ -68,4 +73,7 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
         if not complete:
             return None
         return any(eval_cond(test.exists.cond, dict(st)) for st in states)
-    return judge(test, model, keys, states, complete, exists_query, t0, wanted)
+    res = judge(test, model, keys, states, complete, exists_query, t0, wanted)
+    if an is not None:
+        judge_ub(res, an)          # docs/semantics.md 10.6
+    return res
