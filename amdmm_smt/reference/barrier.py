@@ -474,8 +474,8 @@ class BarrierProgram:
         if self.v003:
             # S003 WIP (R-bar-wip): "The immediate successor of S in thread-barrier-order<BO>
             # is a barrier wait"
-            for s in self.seq:
-                for j, o in enumerate(s):
+            for w, s in enumerate(self.seq):
+                for j, o in enumerate(s[:pcs[w]]):      # the arrives the run performed
                     if ops[o].kind != "arrive":
                         continue
                     nxt = [x for x in s[j + 1:] if ops[x].inst == ops[o].inst]
