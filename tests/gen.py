@@ -182,3 +182,128 @@ def covered(weak: set, strong: set) -> bool:
         if not any(all(wv is None or wv == sv for (_, wv), (_, sv) in zip(w, s)) for w in weak):
             return False
     return True
+
+
+# ---- execution barriers (docs/semantics.md section 10) ----------------------------------
+
+BAR_SCOPES = ["wavefront", "workgroup", "agent", "cluster"]
+
+
+def _bar_mem_op(rng, regs: list, tid: int) -> str:
+    loc = rng.choice(["x", "y"])
+    if rng.random() < 0.5:
+        v = rng.randint(1, 2)
+        if rng.random() < 0.3:
+            return (f"store atomic i32 {v}, ptr addrspace(1) @{loc} "
+                    f"syncscope(\"{rng.choice(['workgroup', 'agent'])}\") monotonic, align 4")
+        return f"store i32 {v}, ptr addrspace(1) @{loc}"
+    r = f"r{len(regs)}"
+    regs.append(r)
+    if rng.random() < 0.3:
+        return (f"%{r} = load atomic i32, ptr addrspace(1) @{loc} "
+                f"syncscope(\"{rng.choice(['workgroup', 'agent'])}\") monotonic, align 4")
+    return f"%{r} = load i32, ptr addrspace(1) @{loc}"
+
+
+def _bar_fence(rng, order: str) -> str:
+    tag = ""
+    if rng.random() < 0.15:
+        tag = f", !mmra !{rng.choice([1, 2])}"
+    elif rng.random() < 0.1:
+        tag = ", !mmra !0"
+    sc = rng.choice(BAR_SCOPES)
+    if rng.random() < 0.1:
+        sc += "-one-as"
+    return f"fence syncscope(\"{sc}\") {order}{tag}"
+
+
+def barrier_test(rng, name: str = "gen-bar") -> str:
+    """A random barrier test (workgroup, split, named or cluster barriers, with and without
+    fences, sometimes undefined: a missing or misplaced wait, a wrong count), as YAML text."""
+    kind = rng.choice(["wg", "split", "named", "cluster"])
+    target = {"wg": rng.choice(["gfx942", "gfx1250"]), "split": "gfx1200",
+              "named": "gfx1250", "cluster": "gfx1250"}[kind]
+    nthreads = rng.randint(2, 3)
+    phases = rng.randint(1, 2)
+    places = []
+    for i in range(nthreads):
+        wg = (i % 2) if kind == "cluster" else 0
+        wave = 0 if (kind == "wg" and i == 1 and rng.random() < 0.2) else i
+        places.append((wg, wave))
+    ub = rng.random() < 0.25
+    lines = [f"name: {name}", "description: generated", f"target: {target}", "metadata: |",
+             '  !0 = !{!"amdgcn-av", !"none"}',
+             '  !1 = !{!"amdgpu-synchronize-as", !"global"}',
+             '  !2 = !{!"amdgpu-synchronize-as", !"local"}', "memory:",
+             "  x: {space: global, init: 0}", "  y: {space: global, init: 0}"]
+    if kind == "named":
+        lines.append("  nb: {space: barrier}")
+    lines.append("threads:")
+    waves = sorted({p[1] for p in places})
+    arrivers = len(waves)
+    for i in range(nthreads):
+        regs: list = []
+        code: list = []
+        wg, wave = places[i]
+        lead = wave == i          # first thread of its wave
+        same_wave_as = [j for j in range(i) if places[j][1] == wave]
+        if kind == "named":
+            if i == 0:
+                k = arrivers + (1 if ub and rng.random() < 0.5 else 0)
+                code.append(f"call void @llvm.amdgcn.s.barrier.init(ptr addrspace(3) @nb, "
+                            f"i32 {k})")
+            code.append("call void @llvm.amdgcn.s.barrier()")
+        for p in range(phases):
+            for _ in range(rng.randint(0, 2)):
+                code.append(_bar_mem_op(rng, regs, i))
+            if rng.random() < 0.6:
+                code.append(_bar_fence(rng, rng.choice(["release", "acq_rel", "seq_cst"])))
+            code += _bar_ops(rng, kind, p, ub and lead and i == nthreads - 1, same_wave_as)
+            if rng.random() < 0.6:
+                code.append(_bar_fence(rng, rng.choice(["acquire", "acq_rel", "seq_cst"])))
+        for _ in range(rng.randint(0, 2)):
+            code.append(_bar_mem_op(rng, regs, i))
+        lines += [f"  T{i}:", f"    workgroup: {wg}", f"    wavefront: {wave}",
+                  "    code: |"] + [f"      {c}" for c in code]
+    text = "\n".join(lines) + "\n"
+    # threads of one wavefront must perform the same barrier instructions: copy the lead's
+    return _align_waves(text, places)
+
+
+def _bar_ops(rng, kind: str, phase: int, ub: bool, same_wave: list) -> list:
+    if kind == "wg":
+        return [] if ub and rng.random() < 0.5 else ["call void @llvm.amdgcn.s.barrier()"]
+    if kind == "named":
+        ops = []
+        if phase == 0:
+            ops.append("call void @llvm.amdgcn.s.barrier.join(ptr addrspace(3) @nb)")
+        ops.append("call void @llvm.amdgcn.s.barrier.signal.var(ptr addrspace(3) @nb, i32 0)")
+        if not (ub and rng.random() < 0.5):
+            ops.append("call void @llvm.amdgcn.s.barrier.wait(i16 1)")
+        return ops
+    bid = -3 if kind == "cluster" else -1
+    sig = f"call void @llvm.amdgcn.s.barrier.signal(i32 {bid})"
+    wait = f"call void @llvm.amdgcn.s.barrier.wait(i16 {bid})"
+    if ub:
+        return rng.choice([[sig], [wait, sig], [sig, sig, wait]])
+    return [sig, wait]
+
+
+def _align_waves(text: str, places: list) -> str:
+    """Give every thread of a wavefront the barrier instructions of the wave's first thread
+    (S002: barrier operations are per wavefront; divergence is an input error)."""
+    import re
+    blocks = re.split(r"(?m)^(?=  T\d+:\n)", text)
+    head, ths = blocks[0], blocks[1:]
+    first: dict = {}
+    out = []
+    for i, b in enumerate(ths):
+        wave = places[i][1]
+        bars = [ln for ln in b.splitlines() if "s.barrier" in ln]
+        if wave in first and first[wave] != bars:
+            lines = [ln for ln in b.splitlines() if "s.barrier" not in ln]
+            lines += first[wave]
+            b = "\n".join(lines) + "\n"
+        first.setdefault(wave, bars)
+        out.append(b)
+    return head + "".join(out)

@@ -1,0 +1,212 @@
+"""Execution barriers (docs/semantics.md section 10): the options (each flips exactly the test
+that pins it, with the hand-derived alternative outcome), the errors on barrier forms the
+target or the model version lacks, and the judgement of undefined behaviour (10.6)."""
+
+import json
+import os
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+
+from amdmm_smt.cli import main
+from amdmm_smt.errors import LitmusError
+from amdmm_smt.model import Model, Options, get_model
+from amdmm_smt.parse import parse_file, parse_text
+from amdmm_smt.report import verdict_text
+from amdmm_smt.solve import run_test
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BAR = os.path.join(ROOT, "litmus", "barrier")
+
+
+def with_options(**kw) -> Model:
+    return Model("test-" + "-".join(f"{k}={v}" for k, v in kw.items()),
+                 options=replace(Options(), **kw))
+
+
+def states(name: str, model: Model):
+    r = run_test(parse_file(os.path.join(BAR, name + ".yaml")), model, timeout=120)
+    return r, [dict(s) for s in r.states]
+
+
+def test_barrier_scopes_option():
+    # R-bar-overlap: inclusive scopes lose the hb from the read to the write: undef
+    r, s = states("bar-LB-wavefront-rel-wg-acq", with_options(barrier_scopes="inclusive"))
+    assert s == [{"T0:%r": None}] and r.ub is None
+    r, s = states("bar-LB-wavefront-rel-wg-acq", get_model(None))
+    assert s == [{"T0:%r": 0}]
+
+
+def test_drop_race_option():
+    # R-bar-drop-race: under `completion` the defined runs are those where the phase with
+    # T0's arrive completes before its drop, and they synchronize: r = 1
+    r, s = states("bar-signal-then-end", with_options(drop_race="completion"))
+    assert s == [{"T1:%r": 1}] and r.ub["rule"] == "drop-race" and not r.ub["all"]
+    r, s = states("bar-signal-then-end", get_model(None))
+    assert s == [{"T1:%r": None}] and r.ub["rule"] == "drop-race" and r.status == "pass"
+
+
+def test_named_init_option():
+    r, s = states("bar-named-no-init", with_options(named_init="signal-var"))
+    assert s == [{}] and r.ub is None
+    r, s = states("bar-named-no-init", get_model(None))
+    assert s == [] and r.ub["rule"] == "uninitialised" and r.ub["all"]
+
+
+def test_null_wait_option():
+    r, s = states("bar-null-wait-after-join", with_options(null_wait="noop"))
+    assert s == [{"T1:%r": None}]
+    r, s = states("bar-null-wait-after-join", get_model(None))
+    assert s == [{"T1:%r": 1}]
+
+
+def test_cluster_drop_option():
+    r, s = states("bar-cluster-two-waves-per-wg", with_options(cluster_drop="wave"))
+    assert s == [] and r.ub["rule"] == "drop-negative" and r.ub["all"]
+    r, s = states("bar-cluster-two-waves-per-wg", get_model(None))
+    assert s == [{"T1:%r": 1, "T2:%r": 1}] and r.ub is None
+
+
+def test_versions_differ_where_the_twins_say(tmp_path):
+    """`diff` between seed and pr170447 reports exactly the v003 tests (and nothing else of
+    the barrier corpus that both versions accept)."""
+    files = [os.path.join(BAR, f) for f in sorted(os.listdir(BAR))
+             if f.startswith("bar-v003") and not f.endswith(".pr170447.yaml")]
+    for f in files:
+        t = parse_file(f)
+        a = run_test(t, get_model("seed"), timeout=120)
+        b = run_test(t, get_model("pr170447"), timeout=120)
+        assert (a.states, a.ub is None) != (b.states, b.ub is None), f
+
+
+SPLIT = """
+name: t
+target: {target}
+memory:
+  x: {{space: global}}
+threads:
+  T0:
+    code: |
+      call void @llvm.amdgcn.s.barrier.signal(i32 {id})
+      call void @llvm.amdgcn.s.barrier.wait(i16 {id})
+outcomes: []
+"""
+
+
+@pytest.mark.parametrize("target,bid,msg", [
+    ("gfx942", -1, "no split barriers"),
+    ("gfx1200", -2, "not accessible to the shader"),
+    ("gfx1250", -4, "not accessible to the shader"),
+    ("gfx1200", -3, "needs GFX12.5"),
+    ("gfx1250", 5, "refers to named barriers by pointer"),
+    ("gfx1250", 17, "there is no barrier ID 17"),
+])
+def test_barrier_ids_the_target_lacks_are_errors(target, bid, msg):
+    t = parse_text(SPLIT.format(target=target, id=bid), "f.yaml")
+    with pytest.raises(LitmusError, match=msg) as e:
+        run_test(t, get_model(None))
+    assert e.value.line == 9
+
+
+NAMED = """
+name: t
+target: {target}
+{model}
+memory:
+  nb: {{space: barrier}}
+  x: {{space: global}}
+threads:
+  T0:
+    code: |
+      call void @llvm.amdgcn.s.barrier.init(ptr addrspace(3) @nb, i32 1)
+outcomes: []
+"""
+
+
+def test_named_barriers_need_gfx1250_and_seed_002():
+    t = parse_text(NAMED.format(target="gfx1200", model=""), "f.yaml")
+    with pytest.raises(LitmusError, match="needs GFX12.5"):
+        run_test(t, get_model(None))
+    t = parse_text(NAMED.format(target="gfx1250", model="model: pr170447"), "f.yaml")
+    with pytest.raises(LitmusError, match="not part of barrier_model pr170447"):
+        run_test(t, get_model("pr170447"))
+
+
+DIVERGE = """
+name: t
+target: gfx1250
+memory:
+  x: {space: global}
+threads:
+  T0:
+    wavefront: 0
+    code: |
+      call void @llvm.amdgcn.s.barrier()
+  T1:
+    wavefront: 0
+    code: |
+      store i32 1, ptr addrspace(1) @x
+outcomes: []
+"""
+
+
+def test_wavefront_divergence_is_an_error():
+    t = parse_text(DIVERGE, "f.yaml")
+    with pytest.raises(LitmusError, match="share a wavefront") as e:
+        run_test(t, get_model(None))
+    assert e.value.line == 10
+
+
+def test_partial_ub_fails_without_key(tmp_path):
+    """R-bar-ub: a partially undefined test is never a clean pass."""
+    text = open(os.path.join(BAR, "bar-signal-then-end.yaml")).read()
+    text = text.replace("undefined: some\n", "")
+    r = run_test(parse_text(text, "f.yaml"), get_model(None))
+    assert r.status == "fail"
+    assert any("undefined behaviour in some executions: drop-race" in v.detail
+               for v in r.verdicts)
+    # the key on a test with no undefined execution fails too
+    text = open(os.path.join(BAR, "bar-MP-fences-wg.yaml")).read() + "undefined: some\n"
+    r = run_test(parse_text(text, "g.yaml"), get_model(None))
+    assert r.status == "fail"
+
+
+def test_every_execution_undefined_without_expect_fails():
+    text = open(os.path.join(BAR, "bar-deadlock-split-order.yaml")).read()
+    text = text.replace("expect: undefined", "outcomes: []")
+    r = run_test(parse_text(text, "f.yaml"), get_model(None))
+    assert r.status == "fail" and r.ub["rule"] == "wait-never-completes"
+
+
+def test_json_and_table_report_the_rule_and_a_run():
+    f = os.path.join(BAR, "bar-deadlock-split-order.yaml")
+    res = CliRunner().invoke(main, ["verify", "--json", f])
+    rec = json.loads(res.output.strip().splitlines()[-1])
+    assert rec["ub"]["rule"] == "wait-never-completes" and rec["ub"]["all"]
+    assert rec["ub"]["run"], rec
+    r = run_test(parse_file(f), get_model(None))
+    assert "wait-never-completes at T0:wait" in verdict_text(r) and r.status == "pass"
+
+
+def test_undefined_key_is_validated():
+    with pytest.raises(LitmusError, match="undefined must be 'some'"):
+        parse_text(SPLIT.format(target="gfx1200", id=-1) + "undefined: all\n", "f.yaml")
+
+
+@pytest.mark.parametrize("waves,phases,split", [(w, p, s) for w in (1, 2, 3, 4)
+                                                for p in (1, 2, 3) for s in (False, True)
+                                                if w * p <= 9])
+def test_static_fast_path_equals_the_enumeration(waves, phases, split):
+    """encode/barrier.py's static fast path for uniform workgroup barriers gives exactly what
+    enumerating every run gives (docs 10.4)."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from barrier_scaling import family
+    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.encode import barrier as bar
+    t = parse_text(family(waves, phases, split), "f.yaml")
+    el = elaborate(t, get_model(None))
+    fast, full = bar.analyse(el), bar.analyse(el, enumerate_only=True)
+    assert fast.runs == 1 < full.runs or waves == 1
+    assert fast.outcomes == full.outcomes and full.ub == {} and fast.ub == {}
