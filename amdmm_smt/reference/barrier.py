@@ -482,12 +482,15 @@ class BarrierProgram:
                     if not nxt or ops[nxt[0]].kind != "wait":
                         hit("wip-signal-then-wait", ops[o])
         else:
-            self._s002_rules(hit, bexec, phase_of, match, waits_of, members, drc)
+            # the rules concern the operations the run performed (a deadlocked run never
+            # performs what follows the blocked waits)
+            done = {o for w, s in enumerate(self.seq) for o in s[:pcs[w]]}
+            self._s002_rules(hit, bexec, phase_of, match, waits_of, members, drc, done)
         if ub is not None:
             out["ub"], out["ub_op"] = ub[0], self.name(ub[1])
         return out
 
-    def _s002_rules(self, hit, bexec, phase_of, match, waits_of, members, drc):
+    def _s002_rules(self, hit, bexec, phase_of, match, waits_of, members, drc, done):
         ops = self.ops
         # drop races (R-bar-drop-race): for A -> D in thread-barrier-order<BO>
         if self.opts.drop_race == "completion":
@@ -495,7 +498,7 @@ class BarrierProgram:
                 hit("drop-race", ops[drc])
         else:
             for d in ops:
-                if d.kind != "drop" or d.inst is None:
+                if d.kind != "drop" or d.inst is None or d.id not in done:
                     continue
                 for a in self.po_pred.get(d.id, []):
                     if ops[a].kind != "arrive" or ops[a].inst != d.inst:
