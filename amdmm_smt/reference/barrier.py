@@ -469,8 +469,12 @@ class BarrierProgram:
                 ub = (rule, op)
 
         if any(b is not None for b in blocked):
-            # S002 "It is undefined behavior for a barrier wait to never complete"
+            # S002 "It is undefined behavior for a barrier wait to never complete". The
+            # relations of a deadlocked run are unfinished (its blocked waits have no
+            # participants), so it is judged by this rule alone (10.4, clarified)
             hit("wait-never-completes", ops[next(b for b in blocked if b is not None)])
+            out["ub"], out["ub_op"] = ub[0], self.name(ub[1])
+            return out
         if self.v003:
             # S003 WIP (R-bar-wip): "The immediate successor of S in thread-barrier-order<BO>
             # is a barrier wait"

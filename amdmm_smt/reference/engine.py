@@ -14,7 +14,7 @@ from .avvis import AvVis
 from .coherence import Coherence
 from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
                      ReferenceUnsupported, _bits, _Guess, _signed)
-from .barrier import analyse
+from .barrier import _closure, analyse
 from .seq_cst import SeqCst
 from .sync import Sync
 from .values import Values
@@ -332,11 +332,21 @@ def reference_analysis(elab: Elab, limit: int = 2_000_000):
         return _reference_outcomes(elab, limit), None
     eng = _Engine(elab)
     an = analyse(elab, eng.spaces, limit)                              # barrier.py
-    out: set = set()
+    # runs whose bsw give the same (po ∪ bsw)+ in every space give the same happens-before
+    # for every reads-from choice (hb = (po ∪ sw ∪ bsw)+): analyse the memory once for them
+    merged: dict = {}
     for (bsw, regs), alts in sorted(an.groups.items(), key=repr):
-        eng.bsw = {sp: [0] * eng.n for sp in eng.spaces}
+        masks = {sp: [0] * eng.n for sp in eng.spaces}
         for (sp, f, g) in bsw:
-            eng.bsw[sp][f] |= 1 << g
+            masks[sp][f] |= 1 << g
+        key = (tuple(tuple(_closure([a | b for a, b in zip(eng.po_c, masks[sp])]))
+                     for sp in eng.spaces), regs)
+        if key not in merged:
+            merged[key] = (masks, set())
+        merged[key][1].update(alts)
+    out: set = set()
+    for (_, regs), (masks, alts) in merged.items():
+        eng.bsw = masks
         eng.bar_regs = {k: (v if v is None else v & 0xFFFFFFFF) for k, v in regs}
         eng.hb_alts = None if alts == {frozenset()} else list(alts)
         out |= eng.run(limit)
