@@ -12,7 +12,7 @@ elaboration gives only threads, placement (`Elab.paths`), memory events and `con
    state E, C, current phase; tokens), depth first with memoisation on the state together
    with what the run has decided so far (phases as sets, which wait matched which phase,
    isfirst values), so that runs differing only in the order of arrives inside a phase are
-   explored once (except under pr170447, whose hb-consistency needs the whole bmo).
+   explored once (under pr170447 the state also carries what bmo forbids of hb).
 3. For every distinct run it derives barrier-participates-in, barrier-executes-before, the
    phase classes, checks the S002 "must" properties that hold by construction (bexec acyclic
    and consistent with every bmo, one wait per phase per wave) and every undefined-behaviour
@@ -80,6 +80,32 @@ class BarrierProgram:
         for w, ts in enumerate(self.wave_threads):
             self.seq.append(self._expand(w, ts))
         self._implicit()
+        self._events_around()
+
+    def _events_around(self):
+        by_pos = {}
+        for e in self.elab.events:
+            if not e.is_init:
+                by_pos.setdefault(e.thread, []).append(e)
+        # pr170447: bmo consistent with happens-before (10.5): for mod ops b (before) and a,
+        # hb(b', a') between events po-after one and po-before the other
+        self.after_ev = {}
+        self.before_ev = {}
+        for op in self.ops:
+            if not op.modifies:
+                continue
+            if op.implicit == "init":
+                self.after_ev[op.id], self.before_ev[op.id] = [], []
+                continue
+            ths = (self.wave_threads[op.wave] if op.wave < len(self.wave_threads)
+                   else [t for v in self.after[op.wave] for t in self.wave_threads[v]])
+            evs = [e for t in ths for e in by_pos.get(t, [])]
+            if op.implicit == "drop":
+                self.after_ev[op.id] = []
+                self.before_ev[op.id] = [e.id for e in evs]
+            else:
+                self.after_ev[op.id] = [e.id for e in evs if e.pos > op.pos[e.thread]]
+                self.before_ev[op.id] = [e.id for e in evs if e.pos < op.pos[e.thread]]
 
     # ---- 10.3: expansion --------------------------------------------------------------
 
@@ -258,7 +284,8 @@ class BarrierProgram:
         joined0 = frozenset((self.ops[j].wave, iidx[self.ops[j].inst]) for j in self.launch
                             if self.ops[j].kind == "join")
         start = (tuple([0] * nw), tuple([None] * nw), tuple(istate0), joined0, frozenset(),
-                 frozenset(), frozenset(), frozenset(), (), tuple(() for _ in range(ninst)))
+                 frozenset(), frozenset(), frozenset(), (),
+                 (tuple(frozenset() for _ in range(ninst)), frozenset()))
         seen = set()
         results = {}
         path: list[str] = []
@@ -323,7 +350,11 @@ class BarrierProgram:
             nist = ist[:i] + (ist_i,) + ist[i + 1:]
             nbmo = bmo
             if self.v003 and op.modifies:
-                nbmo = bmo[:i] + (bmo[i] + (o,),) + bmo[i + 1:]
+                # pr170447: bmo so far as what it forbids of hb: every earlier modification
+                # a of I, bmo(a, o), forbids hb(e, f) for e po-after o, f po-before a
+                U, forb = bmo
+                forb = forb | {(e, f) for e in self.after_ev[o] for f in U[i]}
+                nbmo = (U[:i] + (U[i] | frozenset(self.before_ev[o]),) + U[i + 1:], forb)
             return (pcs, blocked_, nist, joined_,
                     frozenset(tok.items()) if tokens_ is None else tokens_, matches_,
                     phases_, firsts_, drc_, nbmo)
@@ -620,25 +651,6 @@ class BarrierMemory:
                                 edges.append((sp, f.id, g.id))
                 if edges:
                     self.pairs[(a.id, w.id)] = edges
-        # pr170447: bmo consistent with happens-before (10.5): for mod ops b (before) and a,
-        # hb(b', a') between events po-after one and po-before the other
-        self.after_ev = {}
-        self.before_ev = {}
-        for op in ops:
-            if not op.modifies:
-                continue
-            if op.implicit == "init":
-                self.after_ev[op.id], self.before_ev[op.id] = [], []
-                continue
-            ths = (prog.wave_threads[op.wave] if op.wave < len(prog.wave_threads)
-                   else [t for v in prog.after[op.wave] for t in prog.wave_threads[v]])
-            evs = [e for t in ths for e in by_pos.get(t, [])]
-            if op.implicit == "drop":
-                self.after_ev[op.id] = []
-                self.before_ev[op.id] = [e.id for e in evs]
-            else:
-                self.after_ev[op.id] = [e.id for e in evs if e.pos > op.pos[e.thread]]
-                self.before_ev[op.id] = [e.id for e in evs if e.pos < op.pos[e.thread]]
 
     def bsw(self, run) -> frozenset:
         """bsw_AS edges (sp, F, G) of a run: condition 1, bexec(A, W), and 2-4 (static)."""
@@ -649,17 +661,11 @@ class BarrierMemory:
                 out.update(edges)
         return frozenset(out)
 
-    def hb_forbidden(self, run) -> frozenset:
+    @staticmethod
+    def hb_forbidden(run) -> frozenset:
         """pr170447: pairs (e, f) of memory events such that hb(e, f) contradicts the run's
-        bmo (bmo(a, b) with e po-after b and f po-before a)."""
-        out = set()
-        for order in run["bmo"]:
-            for i, a in enumerate(order):
-                for b in order[i + 1:]:
-                    for e in self.after_ev[b]:
-                        for f in self.before_ev[a]:
-                            out.add((e, f))
-        return frozenset(out)
+        bmo (bmo(a, b) with e po-after b and f po-before a), collected by the run."""
+        return run["bmo"][1]
 
 
 @dataclass
