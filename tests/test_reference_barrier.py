@@ -84,6 +84,11 @@ def test_deadlock_every_run():
     el, p = prog({"T0": ({}, [SIG, WAIT]), "T1": ({}, [WAIT, SIG])})
     an = analyse(el, ["global"], 10_000)
     assert an.all_undefined and set(an.ub) == {"wait-never-completes"}
+    # pr170447: T1's signal (followed by its end drop, not a wait) is never performed, and a
+    # deadlocked run is judged by wait-never-completes alone (10.4, clarified)
+    el, p = prog({"T0": ({}, [SIG, WAIT]), "T1": ({}, [WAIT, SIG])}, barrier_model="pr170447")
+    an = analyse(el, ["global"], 10_000)
+    assert an.all_undefined and set(an.ub) == {"wait-never-completes"}
 
 
 def test_isfirst_exactly_one():
