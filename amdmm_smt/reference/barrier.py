@@ -31,6 +31,8 @@ from .common import ReferenceTooBig, _bits
 P = "llvm.amdgcn.s.barrier"
 
 # docs/semantics.md 10.4: the UB rules in the order the report names the first one found
+RUN_STATES = 200_000          # most barrier run states explored (ReferenceTooBig beyond)
+
 RULES = ("uninitialised", "init-count", "signal-var-count", "drop-negative",
          "drop-without-join", "drop-race", "wait-without-join", "phase-separation",
          "cluster-arrive-twice", "wip-signal-then-wait", "wait-never-completes")
@@ -324,6 +326,7 @@ class BarrierProgram:
                 finish(state, None)
 
         dfs(start)
+        self.states = budget[0]
         return [self._finish(state, ub, run) for (state, ub), run in results.items()]
 
     def _step(self, state, w):
@@ -687,7 +690,9 @@ class BarrierAnalysis:
 
 def analyse(elab, spaces, limit: int) -> BarrierAnalysis:
     prog = BarrierProgram(elab)
-    runs = prog.runs(limit)
+    # the runs are explored state by state; a test with more barrier states than this is
+    # refused (ReferenceTooBig: 12 waves of one phase already need about 10^6)
+    runs = prog.runs(min(limit, RUN_STATES))
     mem = BarrierMemory(prog, elab, spaces)
     ub: dict = {}
     groups: dict = {}
