@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .elab_barrier import BarrierInfo, elaborate_barriers
-from .errors import LitmusError, Unsupported
+from .errors import LitmusError, Unsupported, Warn
 from .ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP,
                  Instr, Test, at_least_monotonic, is_acquire, is_release)
 from .model import Model
+from . import asyncops
 from .targets import Target, get_target
 
 AV_NONE = ("amdgcn-av", "none")
@@ -52,6 +53,7 @@ class Event:
     reads: bool = False
     writes: bool = False           # may write (a cmpxchg writes only when it succeeds)
     label: str = ""
+    async_of: Optional[int] = None  # dma_read / dma_write: the id of the initiating event (§11)
 
     @property
     def is_init(self) -> bool:
@@ -74,10 +76,19 @@ class Elab:
     locs: list[str] = field(default_factory=list)
     barrier: Optional[BarrierInfo] = None         # docs/semantics.md 10.3 (None: no barriers)
     _by_loc: dict = field(default_factory=dict, repr=False)
+    warnings: list = field(default_factory=list)   # errors.Warn: accepted, but worth saying
+    # docs §11.5: the happens-before edges of async operations (E-init, E-done), all static
+    async_hb: list = field(default_factory=list)
 
     # ---- static relations ----
     def po(self, a: Event, b: Event) -> bool:
-        return (a.thread is not None and a.thread == b.thread and a.pos < b.pos)
+        if a.thread is None or a.thread != b.thread:
+            return False
+        if a.async_of is not None or b.async_of is not None:
+            # docs §11.5: seed-004 places A at its instruction's position; UP 2.4: "it is not
+            # related in program-order with any other operations from that thread"
+            return self.model.options.async_model == "seed-004" and a.pos < b.pos
+        return a.pos < b.pos
 
     def contains(self, x: Event, level: int, y: Event) -> bool:
         """Does x's instance of scope `level` contain operation y? (S000 Scopes)"""
@@ -141,7 +152,8 @@ class Elab:
     def po_in_hb(self, a: Event, b: Event) -> bool:
         """S001 "When two instructions' metadata are not compatible, any program order between
         them are not in happens-before"."""
-        return self.po(a, b) and compatible(a.tags, b.tags)
+        return (self.po(a, b) and a.async_of is None and b.async_of is None
+                and compatible(a.tags, b.tags))   # docs §11.5: async events: async_hb only
 
     def writes_to(self, loc: str) -> list[Event]:
         """The events that may write loc (built once; asked for in every encoding loop)."""
@@ -175,15 +187,23 @@ def elaborate(test: Test, model: Model) -> Elab:
         raise LitmusError(str(e), test.file, test.line) from None
 
     paths = []
+    warnings = []
     for i, t in enumerate(test.threads):
         if t.cluster != 0 and not target.clusters:
-            raise LitmusError(f"thread {t.name}: target {target.name} has no workgroup "
-                              f"clusters, so cluster: {t.cluster} names nothing", test.file,
-                              t.place_lines.get("cluster", t.line))
+            # The format accepts every placement key on every target. S002: on a target
+            # without workgroup cluster launch mode cluster scope "behaves like agent scope";
+            # the cluster instance is the agent's, and the number only tells workgroups apart
+            # (docs/semantics.md, "Placement on targets without clusters").
+            warnings.append(Warn("cluster-without-clusters",
+                                 f"thread {t.name}: target {target.name} has no workgroup "
+                                 f"clusters; cluster: {t.cluster} is accepted, the cluster is "
+                                 "the whole agent (cluster scope behaves as agent scope)",
+                                 test.file, t.place_lines.get("cluster", t.line)))
         wave = t.wavefront if t.wavefront is not None else ("own", i)
         a, c, g = t.agent, t.cluster, t.workgroup
-        paths.append({SYSTEM: (), AGENT: (a,), CLUSTER: (a, c), WORKGROUP: (a, c, g),
-                      WAVEFRONT: (a, c, g, wave), SINGLETHREAD: (a, c, g, wave, i)})
+        paths.append({SYSTEM: (), AGENT: (a,), CLUSTER: (a, c) if target.clusters else (a,),
+                      WORKGROUP: (a, c, g), WAVEFRONT: (a, c, g, wave),
+                      SINGLETHREAD: (a, c, g, wave, i)})
 
     events: list[Event] = []
     locs = [n for n, loc in test.memory.items() if loc.space != "barrier"]
@@ -197,9 +217,6 @@ def elaborate(test: Test, model: Model) -> Elab:
         for pos, ins in enumerate(t.code):
             if ins.kind == "barrier":
                 continue          # barrier operations: elab_barrier (not memory events)
-            if ins.kind == "async":
-                raise Unsupported(f"'{ins.intrinsic}': the asynchronous operation model is not "
-                                  "encoded yet", test.file, ins.line)
             for (p, sfx) in ins.mmra:
                 if p == SYNC_AS_PREFIX and sfx not in SYNC_AS:
                     raise LitmusError(f"unknown address space '{sfx}' in "
@@ -213,8 +230,53 @@ def elaborate(test: Test, model: Model) -> Elab:
             events.append(e)
             if ins.reg:
                 regs[(t.name, ins.reg)] = e.id
-    return Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs,
-                barrier=elaborate_barriers(test, model, target, paths))
+            if ins.kind == "dma":
+                events.extend(async_events(e, len(events)))
+    el = Elab(test, model, target, events, [t.name for t in test.threads], paths, regs, locs,
+              warnings=warnings, barrier=elaborate_barriers(test, model, target, paths))
+    el.async_hb = async_hb_edges(el)
+    return el
+
+
+def async_events(i: Event, n: int) -> list:
+    """S004: "Each asynchronous operation consists of a non-atomic read on the source and a
+    non-atomic write on the destination" (docs §11.3: A.r, A.w, with I's thread and tags)."""
+    _, src, dst = i.instr.args
+    common = dict(thread=i.thread, pos=i.pos, instr=i.instr, tags=i.tags, async_of=i.id)
+    return [Event(n, kind="dma_read", loc=src, reads=True, label=i.label + ".r", **common),
+            Event(n + 1, kind="dma_write", loc=dst, writes=True, label=i.label + ".w",
+                  **common)]
+
+
+def async_hb_edges(el: Elab) -> list:
+    """docs §11.4-11.5: stages and masks checked against the target, completion computed per
+    thread, and the edges (I, A.r), (I, A.w) (UP 2.4 "I happens-before A"; S004 H2) and
+    (A.r, done(A)), (A.w, done(A)) (UP 2.4 "A happens-before Y"; S004 H1)."""
+    staged = el.model.options.async_model == "upstream-stages"
+    file = el.test.file
+    edges = []
+    for ti, t in enumerate(el.test.threads):
+        ev = {e.pos: e for e in el.events if e.thread == ti and e.async_of is None}
+        stage_of, masks = {}, {}
+        for pos, ins in enumerate(t.code):
+            if ins.kind == "dma":
+                base = ins.args[0]
+                if asyncops.DMA[base][2] and not asyncops.gfx125(el.target):
+                    raise LitmusError(f"'@{ins.intrinsic}' is a GFX12.5 instruction; target "
+                                      f"{el.target.name} does not have it", file, ins.line)
+                stage_of[pos] = asyncops.dma_stage(base, el.target)
+            elif ins.kind in ("asyncmark", "wait_asyncmark"):
+                asyncops.check_mask(ins.args[-1], el.target, file, ins.line)
+                masks[pos] = ins.args
+        if not stage_of:
+            continue
+        done = asyncops.completion(t.code, stage_of, masks, staged)
+        for e in el.events:
+            if e.thread == ti and e.async_of is not None:
+                edges.append((e.async_of, e.id))
+                if e.pos in done:
+                    edges.append((e.id, ev[done[e.pos]].id))
+    return edges
 
 
 # ---- roles of an event in the S000 definitions (static parts) ------------------------------

@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
+MAX_WORD = 200       # an echoed name longer than this is cut (a 1 MB name, a binary blob)
+MAX_MESSAGE = 2000   # and a whole message
+
+
+def bounded(message: str) -> str:
+    """User text echoed in a message, cut to a readable length: every run of non-space
+    characters longer than MAX_WORD keeps its start and says how long it was."""
+    def cut(m: re.Match) -> str:
+        w = m.group(0)
+        return f"{w[:120]}...[{len(w)} characters]"
+    out = re.sub(r"\S{%d,}" % (MAX_WORD + 1), cut, message)
+    if len(out) > MAX_MESSAGE:
+        out = out[:MAX_MESSAGE - 40] + f"...[{len(out)} characters in all]"
+    return out
+
 
 class LitmusError(Exception):
     """A malformed input. Rendered as `FILE:LINE: message`."""
@@ -16,7 +33,7 @@ class LitmusError(Exception):
         where = self.file or "<input>"
         if self.line is not None:
             where += f":{self.line}"
-        return f"{where}: {self.message}".replace("\r", "\\r").replace("\n", "\\n")
+        return f"{where}: {bounded(self.message)}".replace("\r", "\\r").replace("\n", "\\n")
 
 
 class Unsupported(LitmusError):
@@ -24,3 +41,31 @@ class Unsupported(LitmusError):
 
     def __init__(self, message: str, file: str | None = None, line: int | None = None):
         super().__init__("not supported yet: " + message, file, line)
+
+
+class Warn:
+    """Accepted input worth a remark: a short code (stable, for filtering), the message, and
+    where. Printed after the table as `FILE:LINE: warning[code]: message`; `--json` carries
+    them as records {code, file, line, message}."""
+
+    __slots__ = ("code", "message", "file", "line")
+
+    def __init__(self, code: str, message: str, file: str | None = None,
+                 line: int | None = None):
+        self.code, self.message, self.file, self.line = code, message, file, line
+
+    def __str__(self) -> str:
+        where = (self.file or "<input>") + (f":{self.line}" if self.line is not None else "")
+        return f"{where}: warning[{self.code}]: {bounded(self.message)}"
+
+    def record(self) -> dict:
+        return {"code": self.code, "file": self.file, "line": self.line, "message": self.message}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Warn) and self.record() == other.record()
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message, self.file, self.line))
+
+    def __reduce__(self):
+        return (Warn, (self.code, self.message, self.file, self.line))

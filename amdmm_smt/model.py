@@ -8,13 +8,29 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields, replace
+from importlib import resources
 from typing import Optional
 
 import yaml
 
 from .errors import LitmusError
 
+# The repository keeps the model versions in the top-level `models/`; pyproject.toml ships that
+# directory as package data `amdmm_smt/models/` (package-dir mapping), so an installed copy
+# (`pip install .`, not only `-e`) has them. From a source tree (PYTHONPATH, editable install)
+# the package has no `models/` and the repository's directory is used.
 MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+
+
+def shipped_models_dir() -> Optional[str]:
+    """Where the shipped model files are: the package data, else the source tree's models/."""
+    try:
+        pkg = resources.files("amdmm_smt").joinpath("models")
+        if pkg.is_dir():
+            return str(pkg)
+    except (ModuleNotFoundError, OSError, TypeError):   # pragma: no cover - odd loaders
+        pass
+    return MODELS_DIR if os.path.isdir(MODELS_DIR) else None
 
 
 @dataclass(frozen=True)
@@ -46,8 +62,7 @@ class Options:
     no_thin_air: bool = False
     # Execution-barrier model version: "seed-002" (AMDGPUUsage: init / join / drop / arrive /
     # wait, barrier-arrive-release / barrier-wait-acquire) or "pr170447" (seed 003: signal /
-    # wait / join / leave; docs/semantics.md section 10). Async model version: "seed-004"
-    # (asyncmark without stages) or "upstream-stages" (UP 2.4, stage masks).
+    # wait / join / leave; docs/semantics.md section 10).
     barrier_model: str = "seed-002"
     # docs/semantics.md 10.7: R-bar-overlap ("overlap" | "inclusive"), R-bar-drop-race
     # ("formal" | "completion"), R-bar-named-init ("required" | "signal-var"), R-bar-null
@@ -57,6 +72,9 @@ class Options:
     named_init: str = "required"
     null_wait: str = "last-joined"
     cluster_drop: str = "workgroup"
+    # docs/semantics.md §11: "seed-004" (S004: async operations program-ordered at their
+    # instruction, one asyncmark sequence, masks ignored) or "upstream-stages" (UP 2.4: async
+    # operations outside program order, one asyncmark sequence per stage).
     async_model: str = "seed-004"
     # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
     # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
@@ -84,21 +102,42 @@ class Model:
     options: Options = field(default_factory=Options)
     file: Optional[str] = None
 
+    def changed_options(self) -> tuple:
+        """The options that differ from the defaults of `Options`, as ((name, value), ...)."""
+        d = Options()
+        return tuple((f.name, getattr(self.options, f.name)) for f in fields(Options)
+                     if getattr(self.options, f.name) != getattr(d, f.name))
 
-def _options(raw: dict, file: str) -> Options:
+    def describe_options(self) -> str:
+        ch = self.changed_options()
+        if not ch:
+            return "default options"
+        return ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in ch)
+
+
+def _options(raw: dict, file: str, lines: Optional[dict] = None) -> Options:
+    from .parse import show
+    from .targets import get_target
     known = {f.name: f for f in fields(Options)}
     kw = {}
     for k, v in raw.items():
+        line = (lines or {}).get(k)
         if k not in known:
-            raise LitmusError(f"unknown model option '{k}' (known: {', '.join(sorted(known))})",
-                              file)
+            raise LitmusError(f"unknown model option '{show(str(k))}' (known: "
+                              f"{', '.join(sorted(known))})", file, line)
         default = getattr(Options(), k)
         if isinstance(default, bool) and not isinstance(v, bool):
-            raise LitmusError(f"model option '{k}' must be true or false", file)
+            raise LitmusError(f"model option '{k}' must be true or false", file, line)
         if isinstance(default, str) and not isinstance(v, str):
-            raise LitmusError(f"model option '{k}' must be a string", file)
+            raise LitmusError(f"model option '{k}' must be a string", file, line)
         if k in CHOICES and v not in CHOICES[k]:
-            raise LitmusError(f"model option '{k}' must be one of {', '.join(CHOICES[k])}", file)
+            raise LitmusError(f"model option '{k}' must be one of {', '.join(CHOICES[k])}", file,
+                              line)
+        if k == "default_target":
+            try:
+                get_target(v)
+            except ValueError as e:
+                raise LitmusError(f"model option '{k}': {e}", file, line) from None
         kw[k] = v
     return replace(Options(), **kw)
 
@@ -120,32 +159,93 @@ def load_model_file(path: str) -> Model:
     return m
 
 
+def _line(raw_node) -> Optional[int]:
+    return raw_node.start_mark.line + 1 if raw_node is not None else None
+
+
 def _load_model_file(path: str) -> Model:
+    from .parse import show
     try:
-        with open(path, encoding="utf-8") as f:
-            raw = yaml.safe_load(f)
+        if not os.path.isfile(path):
+            raise LitmusError("a model file must be a regular file", path)
+        with open(path, "rb") as f:
+            data = f.read((1 << 20) + 1)
+        if len(data) > 1 << 20:
+            raise LitmusError("model file is larger than 1 MiB", path)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LitmusError(f"model file is not UTF-8 text (byte 0x{data[e.start]:02x})", path,
+                          data.count(b"\n", 0, e.start) + 1) from None
     except OSError as e:
         raise LitmusError(f"cannot read model: {e.strerror}", path) from None
-    except yaml.YAMLError as e:
-        raise LitmusError(f"bad YAML in model file: {e}", path) from None
+    from .parse import _prescan
+    try:
+        _prescan(text, path)        # no anchors / aliases / merge keys, bounded nesting
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text)
+    except LitmusError as e:
+        raise LitmusError(f"model file: {e.message}", path, e.line) from None
+    except yaml.reader.ReaderError as e:
+        line = text.count("\n", 0, max(0, e.position)) + 1
+        raise LitmusError("bad YAML in model file: unacceptable character" + (
+            f" #x{e.character:04x}" if isinstance(e.character, int) else ""), path,
+            line) from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        raise LitmusError(f"bad YAML in model file: {show(e.problem or e.context or '')}", path,
+                          mark.line + 1 if mark else 1) from None
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as e:
+        raise LitmusError(f"bad YAML in model file: {show(str(e))}", path, 1) from None
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for k, _ in node.value:
+            key = k.value if isinstance(k, yaml.ScalarNode) else None
+            if key in seen:
+                raise LitmusError(f"duplicate key '{show(str(key))}' in model file", path,
+                                  _line(k))
+            seen.add(key)
+    lines, opt_lines = {}, {}
+    if isinstance(node, yaml.MappingNode):
+        lines = {k.value: _line(k) for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == "options" and isinstance(
+                    v, yaml.MappingNode):
+                opt_lines = {ok.value: _line(ok) for ok, _ in v.value
+                             if isinstance(ok, yaml.ScalarNode)}
     if not isinstance(raw, dict) or "name" not in raw:
-        raise LitmusError("a model file is a mapping with at least `name:`", path)
+        raise LitmusError("a model file is a mapping with at least `name:`", path, 1)
     for k in raw:
         if k not in ("name", "description", "sources", "options"):
-            raise LitmusError(f"unknown key '{k}' in model file", path)
+            raise LitmusError(f"unknown key '{show(str(k))}' in model file (expected: name, "
+                              "description, sources, options)", path, lines.get(k))
+    if not isinstance(raw["name"], str) or not raw["name"].strip():
+        raise LitmusError("name: must be a non-empty string", path, lines.get("name"))
+    desc = raw.get("description")
+    if desc is not None and not isinstance(desc, str):
+        raise LitmusError("description: must be text", path, lines.get("description"))
+    sources = raw.get("sources")
+    if sources is not None and (not isinstance(sources, list)
+                                or not all(isinstance(x, str) for x in sources)):
+        raise LitmusError("sources: must be a list of strings", path, lines.get("sources"))
     opts = raw.get("options") or {}
     if not isinstance(opts, dict):
-        raise LitmusError("options: must be a mapping", path)
-    return Model(str(raw["name"]), str(raw.get("description", "")).strip(),
-                 tuple(raw.get("sources") or ()), _options(opts, path), path)
+        raise LitmusError("options: must be a mapping", path, lines.get("options"))
+    options = _options(opts, path, opt_lines)
+    return Model(raw["name"], (desc or "").strip(), tuple(sources or ()), options, path)
 
 
 def list_models() -> list[Model]:
+    """The shipped model versions, sorted by file name. None found is an error, not an empty
+    list: an install without its model files must say so."""
+    d = shipped_models_dir()
+    if d is None:
+        raise LitmusError("no model files are installed (expected the package data "
+                          "amdmm_smt/models/ or a models/ directory next to the package); "
+                          "reinstall amdmm-smt")
     out = []
-    if os.path.isdir(MODELS_DIR):
-        for fn in sorted(os.listdir(MODELS_DIR)):
-            if fn.endswith((".yaml", ".yml")):
-                out.append(load_model_file(os.path.join(MODELS_DIR, fn)))
+    for fn in sorted(os.listdir(d)):
+        if fn.endswith((".yaml", ".yml")):
+            out.append(load_model_file(os.path.join(d, fn)))
     return out
 
 
@@ -154,15 +254,14 @@ DEFAULT_MODEL = "seed"
 
 def get_model(name_or_file: Optional[str]) -> Model:
     """A model by name (from models/) or by path; None gives the default (seed) model."""
+    from .parse import show
     name = name_or_file or DEFAULT_MODEL
     if os.path.sep in name or name.endswith((".yaml", ".yml")):
         if not os.path.exists(name):
-            raise LitmusError(f"model file '{name}' does not exist", name)
+            raise LitmusError(f"model file '{show(name)}' does not exist", name)
         return load_model_file(name)
     for m in list_models():
         if m.name == name:
             return m
-    if name == DEFAULT_MODEL:
-        return Model(DEFAULT_MODEL, "built-in default")
     known = ", ".join(m.name for m in list_models())
-    raise LitmusError(f"unknown model '{name}' (known: {known})")
+    raise LitmusError(f"unknown model '{show(name)}' (known: {known})")

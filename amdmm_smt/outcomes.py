@@ -40,6 +40,9 @@ class Result:
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
     ub: Optional[dict] = None  # undefined behaviour found (docs 10.6): rule, all, op, run
+    why: str = ""              # when not complete: what stopped the enumeration, in words
+    warnings: list = field(default_factory=list)    # errors.Warn about the test, sorted
+    options: tuple = ()        # the model options that differ from the default: ((k, v), ...)
 
     @property
     def status(self) -> str:
@@ -147,17 +150,18 @@ def judge(test: Test, model: Model, keys: list, states: list, complete: bool,
     verdicts: list[Verdict] = []
     any_defined = bool(states)
     undefined = complete and not states
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
-        reachable = exists_query()
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
+        reachable = exists_query()   # no expect: a question without a claim, never a failure
         if reachable is None:
-            verdicts.append(Verdict("exists", test.expect, "unknown", "solver gave up"))
+            verdicts.append(Verdict("exists", test.expect or "no claim", "unknown",
+                                    "undecided"))
         else:
-            ok = reachable == (test.expect == "allowed")
-            verdicts.append(Verdict("exists", test.expect, "pass" if ok else "fail",
+            ok = test.expect is None or reachable == (test.expect == "allowed")
+            verdicts.append(Verdict("exists", test.expect or "no claim", "pass" if ok else "fail",
                                     f"condition {'reachable' if reachable else 'unreachable'}"))
     if test.expect == "undefined":
         if not complete:
-            verdicts.append(Verdict("undefined", "undefined", "unknown", "solver gave up"))
+            verdicts.append(Verdict("undefined", "undefined", "unknown", "undecided"))
         else:
             verdicts.append(Verdict("undefined", "undefined", "pass" if not any_defined else
                                     "fail", "no defined execution" if not any_defined else
@@ -173,7 +177,22 @@ def judge(test: Test, model: Model, keys: list, states: list, complete: bool,
                                 f"{len(got)} allowed, {len(want)} expected",
                                 missing=missing, unexpected=unexpected))
     return Result(test, model.name, keys, states, complete, verdicts,
-                  time.perf_counter() - t0, undefined=undefined and test.expect == "undefined")
+                  time.perf_counter() - t0, undefined=undefined and test.expect == "undefined",
+                  options=model.changed_options())
+
+
+def gave_up(test: Test, model: Model, why: str, seconds: float = 0.0) -> Result:
+    """An `unknown` result: every expectation undecided, with the reason in words (for example
+    the solver running out of --memory, which Z3 raises as an exception)."""
+    verdicts = []
+    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+        verdicts.append(Verdict("exists", test.expect, "unknown", why))
+    if test.expect == "undefined":
+        verdicts.append(Verdict("undefined", "undefined", "unknown", why))
+    if test.outcomes is not None:
+        verdicts.append(Verdict("outcomes", "exact", "unknown", why))
+    return Result(test, model.name, [], [], False, verdicts, seconds, why=why,
+                  options=model.changed_options())
 
 
 def state_sort_key(state: State):

@@ -22,6 +22,9 @@ def result_record(r: Result, timing: bool = True) -> dict:
         "status": r.status,
         "complete": r.complete,
         **({"thin_air": True} if getattr(r, "thin_air", False) else {}),
+        **({"why": r.why} if getattr(r, "why", "") else {}),
+        "model_options": {k: v for k, v in getattr(r, "options", ())},
+        **({"warnings": [w.record() for w in warnings_of(r)]} if warnings_of(r) else {}),
         "outcomes": [{k: ("undef" if v is None else v) for k, v in s} for s in r.states],
         "verdicts": [
             {"kind": v.kind, "expected": v.expected, "status": v.status, "detail": v.detail,
@@ -51,7 +54,10 @@ def print_json(records: list[dict], out) -> None:
 def verdict_text(r: Result) -> str:
     parts = []
     for v in r.verdicts:
-        if v.kind == "exists":
+        if v.kind == "exists" and v.expected == "no claim":
+            parts.append(f"exists (no claim): {v.detail}" if v.status == "pass" else
+                         f"exists (no claim): {v.status} ({v.detail})")
+        elif v.kind == "exists":
             parts.append(f"exists {v.expected}: {v.status} ({v.detail})")
         elif v.kind == "undefined":
             parts.append(f"undefined: {v.status} ({v.detail})")
@@ -62,12 +68,14 @@ def verdict_text(r: Result) -> str:
             for st in v.unexpected:
                 s += f"\n  allowed but not expected: {format_state(st)}"
             parts.append(s)
-    if getattr(r, "thin_air", False):
+    if getattr(r, "thin_air", False) and r.why:
+        parts.append(f"outcomes unbounded: {r.why}")
+    elif getattr(r, "thin_air", False):
         parts.append("outcomes unbounded: a read can return a value out of thin air (load "
                      "buffering through data dependencies; the model has no no-thin-air "
                      "axiom); exists conditions are still decided exactly")
     elif not r.complete:
-        parts.append("enumeration incomplete: solver gave up within --timeout")
+        parts.append(f"enumeration incomplete: {r.why or 'the solver gave up within --timeout'}")
     if getattr(r, "ub", None):
         u = r.ub
         parts.append(f"undefined behaviour ({'every' if u['all'] else 'some'} execution"
@@ -78,34 +86,107 @@ def verdict_text(r: Result) -> str:
     return "\n".join(parts)
 
 
+MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all
+TABLE_WIDTH = 120     # narrower consoles (CI logs, pipes at 80 columns) get one block per test
+
+
+def outcome_lines(r: Result, cap: int = MAX_OUTCOMES) -> list[str]:
+    if r.test.expect == "undefined" and r.undefined:
+        return ["undefined: no defined execution"]
+    if getattr(r, "ub", None) and r.ub["all"]:
+        return [f"undefined ({r.ub['rule']}): no defined execution"]
+    lines = [format_state(s) for s in r.states] or ["(none)"]
+    if cap and len(lines) > cap:
+        lines = lines[:cap] + [f"... and {len(lines) - cap} more outcomes (--max-outcomes 0 "
+                               "prints all; --json lists all)"]
+    return lines
+
+
+def model_lines(results: list[Result]) -> list[str]:
+    """One line per model version the results were computed under, with its options that
+    differ from the defaults."""
+    seen = {}
+    for r in results:
+        seen.setdefault((r.model, r.options), 0)
+        seen[(r.model, r.options)] += 1
+    out = []
+    for (name, opts), n in sorted(seen.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        o = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in opts)
+        out.append(f"model {name} ({o or 'default options'}): {n} test{'s' if n != 1 else ''}")
+    return out
+
+
+def warnings_of(r: Result) -> list:
+    """The result's warnings (elaboration) and the test's own, if a stage attached any."""
+    ws = set(getattr(r, "warnings", None) or []) | set(getattr(r.test, "warnings", None) or [])
+    return sorted(ws, key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
+
+
+def all_warnings(results: list[Result]) -> list:
+    ws = {w for r in results for w in warnings_of(r)}
+    return sorted(ws, key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
+
+
 def print_table(results: list[Result], errors: list[tuple[str, str]], console: Console,
-                timing: bool = True) -> None:
+                timing: bool = True, max_outcomes: int = MAX_OUTCOMES,
+                quiet: bool = False) -> None:
+    """The table (or, narrower than TABLE_WIDTH columns, one block per test, so that names are
+    never cut), then the details of every test that did not pass, warnings and errors.
+    `quiet`: only the model line(s), failures, warnings and errors."""
+    several = len({(r.model, r.options) for r in results}) > 1
+    for line in model_lines(results):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if not quiet and results:
+        if console.width >= TABLE_WIDTH:
+            _table(results, console, timing, max_outcomes, several)
+        else:
+            _blocks(results, console, timing, max_outcomes, several)
+    for r in results:   # unwrapped details of every test that did not pass, for CI logs
+        if r.status != "pass":
+            console.print(Text(f"{r.status.upper()} {r.test.name} ({r.test.file}):",
+                               style=STYLE[r.status]), soft_wrap=True)
+            console.print(verdict_text(r), markup=False, highlight=False, soft_wrap=True)
+    for w in all_warnings(results):
+        console.print(Text(str(w), style="yellow"), soft_wrap=True)
+    for file, msg in errors:
+        console.print(Text(msg, style="bold red"), soft_wrap=True)
+
+
+def _table(results, console, timing, max_outcomes, several) -> None:
+    longest = max(len(r.test.name) for r in results)
     table = Table(show_lines=True)
-    table.add_column("test")
+    table.add_column("test", overflow="fold", min_width=min(longest, 52))
     table.add_column("result")
     table.add_column("allowed outcomes")
     table.add_column("expectations")
     if timing:
         table.add_column("time", justify="right")
     for r in results:
-        outs = "\n".join(format_state(s) for s in r.states) or "(none)"
-        if r.test.expect == "undefined" and r.undefined:
-            outs = "undefined: no defined execution"
-        elif getattr(r, "ub", None) and r.ub["all"]:
-            outs = f"undefined ({r.ub['rule']}): no defined execution"
-        row = [Text(r.test.name), Text(r.status, style=STYLE[r.status]), Text(outs),
-               Text(verdict_text(r))]
+        name = r.test.name + (f"\n(model {r.model})" if several else "")
+        row = [Text(name), Text(r.status, style=STYLE[r.status]),
+               Text("\n".join(outcome_lines(r, max_outcomes))), Text(verdict_text(r))]
         if timing:
             row.append(Text(f"{r.seconds:.2f}s"))
         table.add_row(*row)
     console.print(table)
-    for r in results:   # unwrapped details of every test that did not pass, for CI logs
-        if r.status != "pass":
-            console.print(Text(f"{r.status.upper()} {r.test.name} ({r.test.file}):",
-                               style=STYLE[r.status]))
-            console.print(verdict_text(r), markup=False, highlight=False, soft_wrap=True)
-    for file, msg in errors:
-        console.print(Text(msg, style="bold red"))
+
+
+def _blocks(results, console, timing, max_outcomes, several) -> None:
+    """For narrow consoles: the status and the whole name on one line, then the outcomes and
+    the expectations indented. Nothing is cut; long lines wrap."""
+    for r in results:
+        head = Text()
+        head.append(f"{r.status:<7}", style=STYLE[r.status])
+        head.append(r.test.name, style="bold")
+        if several:
+            head.append(f"  (model {r.model})")
+        if timing:
+            head.append(f"  {r.seconds:.2f}s")
+        console.print(head, soft_wrap=True)
+        for line in outcome_lines(r, max_outcomes):
+            console.print("    " + line, markup=False, highlight=False, soft_wrap=True)
+        for line in verdict_text(r).splitlines():
+            console.print("    " + line, markup=False, highlight=False, soft_wrap=True)
 
 
 def summary(results: list[Result], errors: list) -> str:

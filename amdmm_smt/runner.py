@@ -12,34 +12,106 @@ from typing import Callable, Optional
 from .errors import LitmusError
 from .ir import Test
 from .model import Model, get_model
+from .herd import load_litmus
 from .parse import parse_file
-from .outcomes import Result
+from .outcomes import Result, gave_up
 from .reference import run_reference
 from .solve import run_test
 
 
+LITMUS_SUFFIXES = (".yaml", ".yml", ".litmus")   # .litmus: herd / Dartagnan, imported on the fly (herd.py)
+
+
+def _is_litmus_name(name: str) -> bool:
+    return name.lower().endswith(LITMUS_SUFFIXES)      # *.YAML too
+
+
+def _file_problem(path: str) -> Optional[str]:
+    """Why `path` cannot be read as a litmus file (None when it can). Only regular files are
+    opened: a FIFO or a device would block or never end."""
+    import errno
+    import stat
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return f"{path}: symbolic link loop"
+        if os.path.islink(path):
+            return f"{path}: broken symbolic link (its target does not exist)"
+        return f"{path}: {e.strerror.lower() if e.strerror else 'cannot read'}"
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(
+            st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(
+            st.st_mode) else "not a regular file")
+        return f"{path}: {kind}, not a litmus file (only regular files are read)"
+    if not os.access(path, os.R_OK):
+        return f"{path}: cannot read: permission denied"
+    return None
+
+
 def collect(paths) -> tuple[list[str], list[tuple[str, str]]]:
-    """Files named, and `*.yaml` / `*.yml` under directories (recursively), sorted."""
+    """Files named, and `*.yaml` / `*.yml` (any case) under directories (recursively, through
+    symbolic links to directories), sorted. Nothing is skipped silently: an unreadable
+    directory, a special file, a broken or looping link, and a directory reached twice through
+    links (a loop) are reported as errors."""
     files, errors = [], []
     for p in paths:
-        if os.path.isdir(p):
-            found = []
-            for root, dirs, names in os.walk(p):
-                dirs.sort()
-                found += [os.path.join(root, n) for n in names if n.endswith((".yaml", ".yml"))]
-            if not found:
-                errors.append((p, f"{p}: no *.yaml or *.yml litmus files in this directory"))
-            files += sorted(found)
-        elif os.path.isfile(p):
-            files.append(p)
-        else:
+        problem = _file_problem(p)
+        if problem and not os.path.lexists(p):
             errors.append((p, f"{p}: no such file or directory"))
+        elif problem:
+            errors.append((p, problem))
+        elif os.path.isdir(p):
+            found = _walk(p, errors)
+            if not found and not any(f == p or f.startswith(p) for f, _ in errors):
+                errors.append((p, f"{p}: no *.yaml, *.yml or *.litmus files in this directory"))
+            files += found
+        else:
+            files.append(p)
     seen, out = set(), []
     for f in files:
         if f not in seen:
             seen.add(f)
             out.append(f)
     return out, errors
+
+
+def _walk(top: str, errors: list) -> list[str]:
+    found: list[str] = []
+    visited = {os.path.realpath(top)}
+
+    def onerror(e: OSError) -> None:
+        errors.append((e.filename or top, f"{e.filename or top}: cannot read directory: "
+                                          f"{(e.strerror or 'error').lower()}"))
+
+    for root, dirs, names in os.walk(top, onerror=onerror, followlinks=True):
+        keep = []
+        for d in sorted(dirs):
+            full = os.path.join(root, d)
+            real = os.path.realpath(full)
+            if os.path.islink(full) and not os.path.exists(full):
+                errors.append((full, f"{full}: broken symbolic link"))
+            elif real in visited:
+                errors.append((full, f"{full}: symbolic link to a directory already searched "
+                                     f"({real}); not followed again"))
+            else:
+                visited.add(real)
+                keep.append(d)
+        dirs[:] = keep
+        for n in sorted(names):
+            full = os.path.join(root, n)
+            if not _is_litmus_name(n):
+                continue
+            problem = _file_problem(full)
+            if problem:
+                errors.append((full, problem))
+            elif os.path.isdir(full):    # a directory named *.yaml: searched like any other
+                continue
+            else:
+                found.append(full)
+    return sorted(found)
 
 
 @dataclass
@@ -54,7 +126,7 @@ def load(paths) -> Batch:
     names: dict[str, str] = {}
     for f in files:
         try:
-            t = parse_file(f)
+            t = load_litmus(f) if f.endswith(".litmus") else parse_file(f)
         except LitmusError as e:
             b.errors.append((f, str(e)))
             continue
@@ -74,10 +146,17 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
     """--model wins; else the test's own `model:`; else the default."""
     if forced:
         return get_model(forced)
+    name = t.model
+    if name and (os.path.sep in name or name.endswith((".yaml", ".yml"))) \
+            and not os.path.isabs(name):
+        name = os.path.join(os.path.dirname(t.file), name)   # relative to the test file
     try:
-        return get_model(t.model)
+        return get_model(name)
     except LitmusError as e:
-        raise LitmusError(e.message, t.file, t.model_line) from None
+        from .parse import show
+        msg = e.message if e.file in (None, name) and e.line is None else str(e)
+        raise LitmusError(f"model '{show(t.model or '')}': {msg}", t.file,
+                          t.model_line) from None
 
 
 def _one(args) -> tuple[Optional[Result], Optional[str]]:
@@ -88,7 +167,12 @@ def _one(args) -> tuple[Optional[Result], Optional[str]]:
         return run_test(t, model_for(t, model_name), timeout=timeout, memory_mb=memory_mb), None
     except LitmusError as e:
         return None, str(e)
+    except MemoryError:
+        return gave_up(t, model_for(t, model_name), "out of memory"), None
     except Exception as e:  # never a traceback: report and fail the run
+        if "out of memory" in str(e) or "max. memory" in str(e):   # z3.Z3Exception
+            limit = f" (--memory {memory_mb} MiB)" if memory_mb else ""
+            return gave_up(t, model_for(t, model_name), f"the solver ran out of memory{limit}"), None
         return None, f"{t.file}: internal error in test '{t.name}': {type(e).__name__}: {e}"
 
 

@@ -76,7 +76,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     s = _solver(x, left_ms())
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
-    if test.exists is not None and test.expect in ("allowed", "forbidden"):
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
         # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
         # solver (push / pop), so the enumeration below reuses what it learnt.
         s.push()
@@ -87,6 +87,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         s.pop()
     states: list[State] = []
     complete = True
+    why = ""
     thin_air = _thin_air(test, x, s, left_ms)
     while not thin_air:
         s.set("timeout", left_ms())
@@ -95,6 +96,8 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
             break
         if r == z3.unknown or len(states) >= max_outcomes:
             complete = False
+            why = (f"stopped at {max_outcomes} outcomes" if r != z3.unknown else
+                   f"the solver gave up ({s.reason_unknown()}) within --timeout {timeout:g} s")
             break
         m = s.model()
         vals, block = [], []
@@ -119,6 +122,8 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         complete = False
     res = judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
+    res.why = why
+    res.warnings = list(elab.warnings)
     if x.bar is not None:
         judge_ub(res, x.bar)
     return res

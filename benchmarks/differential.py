@@ -2,6 +2,11 @@
 engines; prints the count of disagreements (target: 0) and writes each one to a directory.
 
     python3 benchmarks/differential.py --count 10000 [--seed 1] [--out /tmp/disagreements]
+        [--barriers N]
+
+--barriers N adds N generated execution-barrier tests (tests/gen.py barrier_test); those the
+reference engine refuses (ReferenceUnsupported, until its barrier family lands) are counted
+and printed.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="/tmp/amdmm-disagreements")
+    ap.add_argument("--barriers", type=int, default=0)
     a = ap.parse_args()
     warnings.simplefilter("ignore", NonInteractiveExampleWarning)
     rnd = random.Random(a.seed)
@@ -51,7 +57,45 @@ def main() -> None:
                   f"{skipped}, {time.time() - t0:.0f} s", file=sys.stderr)
     print(f"tests: {a.count}  disagreements: {bad}  skipped (too big): {skipped}  "
           f"seconds: {time.time() - t0:.0f}")
+    bad += barriers(a.barriers, rnd, a.out)
     sys.exit(1 if bad else 0)
+
+
+def barriers(n: int, rnd, out: str) -> int:
+    """Generated barrier tests through both engines: outcomes and undefinedness must agree."""
+    if not n:
+        return 0
+    from amdmm_smt.errors import LitmusError
+    from amdmm_smt.model import get_model
+    from amdmm_smt.parse import parse_text
+    from amdmm_smt.reference import run_reference
+    from amdmm_smt.solve import run_test
+    from tests.gen import barrier_test
+    from tests.test_differential import reference_refuses
+    bad = refused = 0
+    for i in range(n):
+        text = barrier_test(random.Random(rnd.random()), f"diff-bar-{i}")
+        t = parse_text(text, "gen.yaml")
+        m = get_model(rnd.choice(["seed", "pr170447"]))
+        try:
+            a = run_test(t, m, timeout=120)
+        except LitmusError:
+            m = get_model("seed")
+            a = run_test(t, m, timeout=120)
+        if reference_refuses(t, m):
+            refused += 1
+            continue
+        b = run_reference(t, m)
+        ua = (bool(a.ub), (a.ub or {}).get("all"))
+        ub = (bool(getattr(b, "ub", None)), (getattr(b, "ub", None) or {}).get("all"))
+        if not (b.complete and a.states == b.states and ua == ub):
+            bad += 1
+            with open(os.path.join(out, f"diff-bar-{i}.{m.name}.yaml"), "w") as f:
+                f.write(f"# model: {m.name}\n# smt {a.states} {a.ub}\n# ref {b.states} "
+                        f"{ub}\n{text}")
+    print(f"barrier tests: {n}  disagreements: {bad}  refused by the reference engine: "
+          f"{refused}")
+    return bad
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ class Op:
     fail: Optional[str] = None
     scope: str = "agent"
     tags: tuple = ()
+    src: Optional[str] = None      # copy: the source location (loc is the destination)
+    mask: int = 0                  # mark / wait: the stage mask (docs/semantics.md §11)
+    spelling: int = 0              # copy: which intrinsic spelling renders it
 
 
 @dataclass(frozen=True)
@@ -50,14 +53,17 @@ class Gen:
     locs: tuple = ("x", "y")
 
 
+LDS_LOCS = ("l", "m")
+
+
 def _space(g: Gen, loc: str) -> int:
-    return 3 if loc == "l" else 1
+    return 3 if loc in LDS_LOCS else 1
 
 
 def render(g: Gen, name: str = "gen") -> str:
     lines = [f"name: {name}", "description: generated", "memory:"]
     for loc in g.locs:
-        lines.append(f"  {loc}: {{space: {'local' if loc == 'l' else 'global'}}}")
+        lines.append(f"  {loc}: {{space: {'local' if loc in LDS_LOCS else 'global'}}}")
     lines.append("threads:")
     regs = 0
     for i, t in enumerate(g.threads):
@@ -97,6 +103,15 @@ def render(g: Gen, name: str = "gen") -> str:
             elif op.kind == "avstore":
                 lines.append(f"      call void @llvm.amdgcn.av.global.store.b128({ptr}, i32 "
                              f"{op.value}, metadata !\"{op.scope}\"){md}")
+            elif op.kind == "copy":
+                lines.append(f"      {_copy(op)}{md}")
+            elif op.kind == "mark":
+                lines.append(f"      call void @llvm.amdgcn.asyncmark("
+                             f"{'i32 %d' % op.mask if op.mask or op.spelling else ''}){md}")
+            elif op.kind == "wait":
+                mk = f", i32 {op.mask}" if op.mask or op.spelling else ""
+                lines.append(f"      call void @llvm.amdgcn.wait.asyncmark(i16 {op.value}{mk})"
+                             f"{md}")
             elif op.kind == "avload":
                 regs += 1
                 lines.append(f"      %r{regs} = call i32 @llvm.amdgcn.av.global.load.b128("
@@ -110,6 +125,85 @@ def render(g: Gen, name: str = "gen") -> str:
 
 
 _ALL_TAGS = TAGS + FENCE_TAGS
+
+# ---- asynchronous copies (docs/semantics.md §11), target gfx1250 (the default) -------------
+
+TO_LDS = [  # (name, operands in S004 order dst-first?, immediates)
+    ("llvm.amdgcn.load.async.to.lds.p1", False, ", i32 4, i32 0, i32 0"),
+    ("llvm.amdgcn.global.load.async.lds", False, ", i32 4, i32 0, i32 0"),
+    ("llvm.amdgcn.raw.buffer.load.async.lds", False, ""),
+    ("llvm.amdgcn.global.load.async.to.lds.b32", False, ", i32 0, i32 0"),
+    ("llvm.amdgcn.global.load.async.to.lds.b32", True, ""),
+    ("llvm.amdgcn.cluster.load.async.to.lds.b32", False, ", i32 0, i32 0, i32 0"),
+]
+FROM_LDS = ("llvm.amdgcn.global.store.async.from.lds.b32", ", i32 0, i32 0")
+# gfx1250 masks: 0 (all stages), only(GLOBAL_LOAD) = 45, only(GLOBAL_STORE) = 39,
+# only(BUFFER_GLOBAL_LOAD) = 15, and single omitted stages
+MASKS = [0, 0, 0, 45, 39, 15, 2, 8, 32]
+
+
+def _copy(op: Op) -> str:
+    g_ptr = lambda n: f"ptr addrspace({3 if n in LDS_LOCS else 1}) @{n}"  # noqa: E731
+    if op.src in LDS_LOCS:     # LDS -> global
+        name, imm = FROM_LDS
+        return f"call void @{name}({g_ptr(op.loc)}, {g_ptr(op.src)}{imm})"
+    name, dst_first, imm = TO_LDS[op.spelling % len(TO_LDS)]
+    a, b = (op.loc, op.src) if dst_first else (op.src, op.loc)
+    return f"call void @{name}({g_ptr(a)}, {g_ptr(b)}{imm})"
+
+
+def gen_async(pick) -> Gen:
+    """A random async test: a producer with copies between x / y (global) and l / m (LDS),
+    asyncmarks, waits, plain loads and stores of sources and destinations, and a workgroup
+    release of flag f; a second wave of the workgroup that acquires f and reads LDS / global
+    data; sometimes a third wave storing to a source or destination. `pick(options)` chooses
+    (hypothesis' draw or a seeded random.choice)."""
+    counter = [0]
+
+    def val() -> int:
+        counter[0] += 1
+        return counter[0]
+    prod = []
+    for _ in range(pick([3, 4, 5, 6, 7])):
+        k = pick(["copy", "copy", "copy", "mark", "mark", "wait", "wait", "load", "store"])
+        if k == "copy":
+            if pick([True, True, True, False]):
+                prod.append(Op("copy", pick(["l", "m"]), src=pick(["x", "y"]),
+                               spelling=pick(range(len(TO_LDS)))))
+            else:
+                prod.append(Op("copy", pick(["x", "y"]), src=pick(["l", "m"])))
+        elif k == "mark":
+            prod.append(Op("mark", mask=pick(MASKS), spelling=pick([0, 1])))
+        elif k == "wait":
+            prod.append(Op("wait", value=pick([0, 0, 1, 2]), mask=pick(MASKS),
+                           spelling=pick([0, 1])))
+        elif k == "load":
+            prod.append(Op("load", pick(["x", "y", "l", "m"]), scope=""))
+        else:
+            prod.append(Op("store", pick(["x", "y", "l", "m"]), val(), scope=""))
+    if pick([True, True, False]):
+        prod.append(Op("store", "f", 1, True, "release", None, pick(["workgroup", "agent"])))
+    cons = []
+    if pick([True, True, False]):
+        cons.append(Op("load", "f", 0, True, "acquire", None, pick(["workgroup", "agent"])))
+    for _ in range(pick([1, 2])):
+        cons.append(Op("load", pick(["l", "m", "x"]), scope=""))
+    threads = [Thr(0, None, 0, tuple(prod)), Thr(0, None, 0, tuple(cons))]
+    if pick([False, False, True]):
+        threads.append(Thr(0, None, 0, (Op("store", pick(["x", "l"]), val(), scope=""),)))
+    return Gen(tuple(threads), True, ("x", "y", "l", "m", "f"))
+
+
+@st.composite
+def async_litmus(draw):
+    return gen_async(lambda xs: draw(st.sampled_from(list(xs))))
+
+
+def async_examples(n: int, seed: int = 0) -> list:
+    """n deterministic async tests (for the tests that must run without hypothesis)."""
+    import random
+    rng = random.Random(seed)
+    return [gen_async(lambda xs: rng.choice(list(xs))) for _ in range(n)]
 
 
 def _tag_id(tag) -> int:
@@ -279,13 +373,21 @@ def _bar_ops(rng, kind: str, phase: int, ub: bool, same_wave: list) -> list:
             ops.append("call void @llvm.amdgcn.s.barrier.join(ptr addrspace(3) @nb)")
         ops.append("call void @llvm.amdgcn.s.barrier.signal.var(ptr addrspace(3) @nb, i32 0)")
         if not (ub and rng.random() < 0.5):
-            ops.append("call void @llvm.amdgcn.s.barrier.wait(i16 1)")
+            ops.append(f"call void @llvm.amdgcn.s.barrier.wait(i16 {rng.choice([0, 1])})")
+        if rng.random() < 0.15:       # unjoin through NULL, then a leave that is a no-op
+            ops += ["call void @llvm.amdgcn.s.barrier.join(ptr addrspace(3) null)",
+                    "call void @llvm.amdgcn.s.barrier.leave()"]
+        elif rng.random() < 0.15:
+            ops.append("call void @llvm.amdgcn.s.barrier.leave()")
         return ops
     bid = -3 if kind == "cluster" else -1
     sig = f"call void @llvm.amdgcn.s.barrier.signal(i32 {bid})"
+    if kind == "split" and rng.random() < 0.3:
+        sig = f"%f{phase} = call i1 @llvm.amdgcn.s.barrier.signal.isfirst(i32 {bid})"
     wait = f"call void @llvm.amdgcn.s.barrier.wait(i16 {bid})"
     if ub:
-        return rng.choice([[sig], [wait, sig], [sig, sig, wait]])
+        plain = f"call void @llvm.amdgcn.s.barrier.signal(i32 {bid})"
+        return rng.choice([[sig], [wait, sig], [sig, plain, wait]])
     return [sig, wait]
 
 

@@ -78,7 +78,7 @@ def test_duplicate_names_exit_2(write):
 
 def test_unsupported_is_exit_2_not_a_silent_answer(write):
     p = write(MP.format(name="mp", expect="forbidden").replace(
-        "store i32 1, ptr addrspace(1) @x", "call void @llvm.amdgcn.s.barrier()"))
+        "store i32 1, ptr addrspace(1) @x", "call void @llvm.amdgcn.asyncmark()"))
     code, out = run("verify", p)
     assert code == 2
     assert "not supported yet" in out

@@ -1,5 +1,5 @@
 """Hostile input: a malformed file gives exit status 2 and exactly one stderr line
-`FILE:LINE: message`, never a traceback, never a hang (shared/litmus-format.md).
+`FILE:LINE: message`, never a traceback, never a hang (docs/litmus-format.md).
 
 * every tests/hostile/*.yaml carries its expectation on its first line:
   `# expect-error: LINE: substring`;

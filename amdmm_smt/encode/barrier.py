@@ -18,7 +18,8 @@ from typing import Optional
 import z3
 
 from ..elab_barrier import BarOp, BarrierInfo
-from ..elaborate import Elab
+from ..elaborate import Elab, may_acquire, may_release
+from ..errors import Unsupported
 from ..ir import is_acquire, is_release
 from .logic import AND, NOT, OR, B
 
@@ -32,15 +33,11 @@ UNINIT, INIT_COUNT, SIGNAL_VAR, DROP_NEG, DROP_NO_JOIN, DROP_RACE, WAIT_NO_JOIN,
 MAX_STATES = 3_000_000
 
 
-class BarrierTooBig(Exception):
-    pass
-
-
 @dataclass(frozen=True)
 class Outcome:
     pairs: frozenset          # (arrive id, wait id): bexec(arrive, wait), both fenced
     isfirst: tuple            # ((arrive id, 0|1), ...)
-    bmo: tuple = ()           # pr170447: ((instance, (op ids in bmo order)), ...)
+    bmo: tuple = ()           # pr170447: bmo pairs (a, b) that hb could contradict
 
 
 @dataclass
@@ -78,6 +75,9 @@ class _Runs:
         # the workgroup of every wave (cluster-arrive-twice)
         self.wg_of = [info.waves[w][:3] for w in range(self.nw)]
         self.relevant_arrives, self.relevant_waits = self._fenced()
+        self.rel_after, self.acq_before = self._may_hb()
+        self.alternating = self._alternating()
+        self.reduce = True
         self.outcomes: set = set()
         self.ub: dict = {}
 
@@ -98,6 +98,25 @@ class _Runs:
                     if op.kind == "wait" and is_acquire(e.order) and e.pos > p:
                         acq.add(op.id)
         return rel, acq
+
+    def _may_hb(self):
+        """Operations with a release-capable event program-ordered after them (in a thread of
+        their wave) / an acquire-capable event before them: only between those can
+        happens-before relate two barrier operations (pr170447's bmo consistency)."""
+        el = self.elab
+        after, before = set(), set()
+        if not self.v003:
+            return after, before
+        for op in self.ops:
+            for t, p in op.tpos.items():
+                for e in el.events:
+                    if e.thread != t:
+                        continue
+                    if e.pos > p and may_release(e):
+                        after.add(op.id)
+                    if e.pos < p and may_acquire(e):
+                        before.add(op.id)
+        return after, before
 
     # state: (pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, trace-free)
     def initial(self):
@@ -228,6 +247,56 @@ class _Runs:
         return (tuple(pcs), wgdone, tuple(inst), frozenset(joined), frozenset(waiting),
                 frozenset(tokens.items()), frozenset(matched), frozenset(isfirst), bmo)
 
+    def _alternating(self) -> set:
+        """Workgroup barriers on which every wave alternates arrive, wait (each arrive is
+        followed on that instance by a wait before its next arrive or its drop). There a wait
+        step may be explored alone (partial-order reduction): while a wave that arrived sits
+        before its wait, no second completion can happen (E counts it, the other waves arrive
+        at most once before their own waits), so waiting now or after the completion (a token
+        consumed later) matches the same phase."""
+        out = set()
+        for o in self.insts:
+            if o[0] != "wg":
+                continue
+            ok = True
+            for ids in self.info.wave_ops:
+                seq = [self.ops[i].kind for i in ids if self.ops[i].obj == o
+                       and not self.ops[i].implicit]
+                if len(seq) % 2 or any(seq[k] != ("arrive", "wait")[k % 2]
+                                       for k in range(len(seq))):
+                    ok = False
+            if ok:
+                out.add(o)
+        return out
+
+    def _quiet(self, st, en):
+        """Partial-order reduction (waits on alternating workgroup barriers: _alternating); an enabled arrive (no isfirst, no count) or drop on a
+        workgroup barrier that no wave will wait on again (none blocked on it, no wait on it
+        left in any wave) is independent of every other step: its only effects are E and C
+        of that instance (order-independent: E only decreases, C's completions are delivered
+        to nobody who waits) and the formal drop-race rule reads participation, which no
+        longer changes. So one such step is explored alone (seed-002, drop_race formal)."""
+        pcs, waiting = st[0], st[4]
+        for opid in en:
+            op = self.ops[opid]
+            if op.kind == "wait" and op.obj in self.alternating:
+                return [opid]
+        if self.v003 or self.opt.drop_race != "formal":
+            return None
+        for opid in en:
+            op = self.ops[opid]
+            if op.kind not in ("arrive", "drop") or op.regs or op.count is not None \
+                    or op.obj is None or op.obj[0] != "wg":
+                continue
+            if any(w in waiting and self.ops[self.info.wave_ops[w][pcs[w]]].obj == op.obj
+                   for w in range(self.nw)):
+                continue
+            if any(self.ops[i].kind == "wait" and self.ops[i].obj == op.obj
+                   for w in range(self.nw) for i in self.info.wave_ops[w][pcs[w]:]):
+                continue
+            return [opid]
+        return None
+
     def explore(self):
         start = self.initial()
         seen = {start: None}
@@ -236,6 +305,8 @@ class _Runs:
         while stack:
             st = stack.pop()
             en = self.enabled(st)
+            if self.reduce:
+                en = self._quiet(st, en) or en
             if not en:
                 self._finish(st, parent)
                 continue
@@ -250,9 +321,19 @@ class _Runs:
                     seen[nxt] = None
                     parent[nxt] = (st, opid)
                     if len(seen) > MAX_STATES:
-                        raise BarrierTooBig(f"more than {MAX_STATES} barrier states")
+                        raise Unsupported(f"more than {MAX_STATES} states of the barrier "
+                                          "operations: too many waves for the enumeration "
+                                          "of runs (docs/semantics.md 10.4)",
+                                          self.elab.test.file, self.elab.test.line)
                     stack.append(nxt)
         self.states = len(seen)
+
+    def _trace_ids(self, st, parent) -> list[int]:
+        out = []
+        while parent.get(st) is not None:
+            st, opid = parent[st]
+            out.append(opid)
+        return out[::-1]
 
     def _trace(self, st, parent) -> list[str]:
         out = []
@@ -279,10 +360,14 @@ class _Runs:
                           for a in self.relevant_arrives if reach[a] >> w & 1)
         bm = ()
         if self.v003:
-            per: dict = {}
-            for o in bmo:
-                per.setdefault(self.ops[o].obj, []).append(o)
-            bm = tuple(sorted((repr(k), tuple(v)) for k, v in per.items()))
+            # only the bmo pairs (a before b) that happens-before could contradict: b's wave
+            # has a release-capable event after b, a's wave an acquire-capable one before a
+            # (otherwise hb(b, a) is impossible and the order is invisible)
+            bm = tuple(sorted((a, b) for i, a in enumerate(bmo) for b in bmo[i + 1:]
+                              if self.ops[a].obj == self.ops[b].obj
+                              and self.ops[a].wave is not None and self.ops[b].wave is not None
+                              and self.ops[a].wave != self.ops[b].wave
+                              and b in self.rel_after and a in self.acq_before))
         self.outcomes.add(Outcome(pairs, tuple(sorted(isfirst)), bm))
 
     def _ub(self, rule, opid, st, parent):
@@ -398,7 +483,7 @@ class _Runs:
 
 
 def _uniform_phases(r: _Runs) -> Optional[dict]:
-    """The static fast path (seed-002 only): every object is a workgroup barrier (hardware
+    """The static fast path: every object is a workgroup barrier (hardware
     init with E = the number of waves, every wave joined at launch), there are no isfirst
     registers and no count updates, and every wave of a workgroup performs the same number n
     of arrive-then-wait pairs (s.barrier, or signal then wait). Then every run has the same
@@ -408,10 +493,17 @@ def _uniform_phases(r: _Runs) -> Optional[dict]:
     complete before it), and no UB rule is broken (each arrive participates in its own
     wave's next wait, which is program-ordered before the drop; phase k's operations reach
     only waits of phases >= k). Returns the wait -> phase map, or None when the pattern does
-    not apply (tests/test_barrier.py checks it against the enumeration)."""
+    not apply (tests/test_barrier.py checks it against the enumeration). Under pr170447 the
+    same holds (the WIP rule "a signal's successor is a wait" holds) when no bmo order between
+    two waves could be contradicted by happens-before (see _may_hb)."""
     info = r.info
-    if r.v003 or info.isfirst_regs or info.wg_drops or any(o[0] != "wg" for o in r.insts):
+    if info.isfirst_regs or info.wg_drops or any(o[0] != "wg" for o in r.insts):
         return None
+    if r.v003 and any(a.obj == b.obj and a.wave != b.wave and b.id in r.rel_after
+                      and a.id in r.acq_before for a in r.ops for b in r.ops
+                      if a.modifies and b.modifies and a.wave is not None
+                      and b.wave is not None):
+        return None    # pr170447: the bmo order could matter (hb consistency)
     pw: dict = {}
     by_inst: dict = {}
     for w, ids in enumerate(info.wave_ops):
@@ -433,8 +525,11 @@ def _uniform_phases(r: _Runs) -> Optional[dict]:
     return pw
 
 
-def analyse(elab: Elab, enumerate_only: bool = False) -> Analysis:
+def analyse(elab: Elab, enumerate_only: bool = False, reduce: bool = True) -> Analysis:
+    """`enumerate_only`: no static fast path; `reduce`: partial-order reduction (both only
+    for tests/test_barrier.py, which checks that they change nothing)."""
     r = _Runs(elab)
+    r.reduce = reduce
     pw = None if enumerate_only else _uniform_phases(r)
     if pw is not None:
         reach = r._bexec(pw)
@@ -528,22 +623,21 @@ def hb_consistency(x) -> None:
     event after b in b's wave happens-before some memory event before a in a's wave)."""
     el = x.elab
     info = el.barrier
+    memo: dict = {}
+
+    def hb_ops(b, a):
+        """some event after barrier operation b happens-before some event before a"""
+        if (b, a) not in memo:
+            A, Bo = info.ops[a], info.ops[b]
+            memo[(b, a)] = OR(x.hb(e, f, sp) for e in el.events
+                              if not e.is_init and e.thread in Bo.tpos
+                              and e.pos > Bo.tpos[e.thread]
+                              for f in el.events
+                              if not f.is_init and f.thread in A.tpos
+                              and f.pos < A.tpos[f.thread]
+                              for sp in el.spaces)
+        return memo[(b, a)]
     for k, o in enumerate(x.bar.outcomes):
-        bad = []
-        for _, seq in o.bmo:
-            for i, a in enumerate(seq):
-                for b in seq[i + 1:]:
-                    A, Bo = info.ops[a], info.ops[b]
-                    if A.wave is None or Bo.wave is None or A.wave == Bo.wave:
-                        continue
-                    for e in el.events:
-                        if e.is_init or e.thread not in Bo.tpos or e.pos <= Bo.tpos[e.thread]:
-                            continue
-                        for f in el.events:
-                            if f.is_init or f.thread not in A.tpos or \
-                                    f.pos >= A.tpos[f.thread]:
-                                continue
-                            for sp in el.spaces:
-                                bad.append(x.hb(e, f, sp))
+        bad = [hb_ops(b, a) for (a, b) in o.bmo]
         if bad:
             x.ctx.add(OR(NOT(x.bar_pick[k]), NOT(OR(bad))))

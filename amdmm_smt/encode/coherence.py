@@ -5,6 +5,7 @@ modification order only then), and the coherence order of all writes (docs R-fin
 from __future__ import annotations
 
 from ..elaborate import strong_atomic
+from . import async_ops
 from .execution import Execution
 from .logic import AND, IMPLIES, NOT, OR
 
@@ -93,3 +94,5 @@ def no_thin_air(x: Execution) -> None:
                 x.ctx.add(rank[a.id] < rank[b.id])
     for (w, r), v in x.rf_var.items():
         x.ctx.add(IMPLIES(v, rank[w] < rank[r]))
+    for (a, b) in async_ops.porf_edges(x):       # docs §11.5: async operations
+        x.ctx.add(rank[a] < rank[b])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..elaborate import Event, may_acquire, may_release, strong_atomic
 from ..ir import is_acquire, is_release
+from . import async_ops
 from .execution import Execution
 from .logic import AND, B, IFF, IMPLIES, NOT, OR
 
@@ -110,6 +111,7 @@ def happens_before(x: Execution) -> None:
         for b in evs:
             if el.po_in_hb(a, b):
                 po_edges[(a.id, b.id)] = True
+    po_edges.update(async_ops.hb_edges(x))     # S004 / UP 2.4: docs §11.5
     built: dict[tuple, dict] = {}
     for sp in el.spaces:
         key = tuple(sorted(sw[sp].items(), key=lambda kv: kv[0]))
@@ -129,17 +131,12 @@ def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
     for (a, b) in edge:
         succ[a].add(b)
         pred[b].append(a)
+    static = {a: {b for b in succ[a] if edge[(a, b)] is True} for a in succ}
     hb: dict[tuple[int, int], B] = {}
     for e in evs:
-        seen, stack = set(), [e.id]
-        while stack:
-            n = stack.pop()
-            for m in succ[n]:
-                if m not in seen:
-                    seen.add(m)
-                    stack.append(m)
-        for b in seen:
-            hb[(e.id, b)] = (True if el.po_in_hb(e, x.ev[b])
+        sure = _reach(e.id, static)        # through constant edges only: hb is constant
+        for b in _reach(e.id, succ):
+            hb[(e.id, b)] = (True if b in sure
                              else x.ctx.fresh_bool(f"hb_{tag}_{e.label}_{b}"))
     for (a, b), v in list(hb.items()):
         if v is True:
@@ -156,6 +153,17 @@ def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
             for e in evs:
                 hb[(i.id, e.id)] = True
     return hb
+
+
+def _reach(a: int, succ: dict) -> set:
+    seen, stack = set(), [a]
+    while stack:
+        n = stack.pop()
+        for m in succ[n]:
+            if m not in seen:
+                seen.add(m)
+                stack.append(m)
+    return seen
 
 
 def seq_cst(x: Execution) -> None:

@@ -62,18 +62,24 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     elab = elaborate(test, model)
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
-    an = None
+    why, thin_air, an = "", False, None
     try:
         found, an = reference_analysis(elab, limit)
         states, complete = sorted(found, key=state_sort_key), True
-    except ReferenceTooBig:
-        states, complete = [], False
+    except ReferenceUnbounded as e:      # said as what it is, not as a solver giving up
+        states, complete, thin_air, why = [], False, True, f"reference engine: {e}"
+    except ReferenceUnsupported as e:
+        states, complete, why = [], False, f"the reference engine does not cover this test: {e}"
+    except ReferenceTooBig as e:
+        states, complete, why = [], False, f"the reference engine stopped: {e}"
 
     def exists_query() -> Optional[bool]:
         if not complete:
             return None
         return any(eval_cond(test.exists.cond, dict(st)) for st in states)
     res = judge(test, model, keys, states, complete, exists_query, t0, wanted)
+    res.why, res.thin_air = why, thin_air
+    res.warnings = list(elab.warnings)
     if an is not None:
         judge_ub(res, an)          # docs/semantics.md 10.6
     return res
