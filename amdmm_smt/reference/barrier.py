@@ -31,7 +31,7 @@ from .common import ReferenceTooBig, _bits
 P = "llvm.amdgcn.s.barrier"
 
 # docs/semantics.md 10.4: the UB rules in the order the report names the first one found
-RUN_STATES = 200_000          # most barrier run states explored (ReferenceTooBig beyond)
+RUN_STATES = 1_000_000          # most barrier run states explored (ReferenceTooBig beyond)
 
 RULES = ("uninitialised", "init-count", "signal-var-count", "drop-negative",
          "drop-without-join", "drop-race", "wait-without-join", "phase-separation",
@@ -83,6 +83,35 @@ class BarrierProgram:
             self.seq.append(self._expand(w, ts))
         self._implicit()
         self._events_around()
+        self._eager_waits()
+
+    def _eager_waits(self):
+        """Partial-order reduction (clarified by the reference engine author; sound, not a
+        reading). On a hardware-initialised workgroup barrier I whose every wave performs
+        (arrive wait)* then its end drop, the expected count is the number of waves that
+        have not dropped, and each wave adds at most one operation to a phase before its
+        wait. So between a wave's arrive and its wait at most one completion of I happens
+        (the next phase needs this wave's next arrive), and executing the wait at once
+        (blocked, then woken by that completion) or later (a token, then consumed) gives the
+        same match and the same state; the wait touches nothing any other wave reads. The
+        runs therefore explore such a wait alone, as soon as it is the wave's next step."""
+        self.eager = set()
+        for inst in self.hw:
+            if inst[0] != "wg":
+                continue
+            waits, ok = [], True
+            for w in range(len(self.wave_threads)):
+                if self.wave_wg[w] != inst[1]:
+                    continue
+                mine = [o for o in self.seq[w] if self.ops[o].inst == inst]
+                kinds = [self.ops[o].kind for o in mine]
+                if kinds[-1:] != ["drop"] or kinds[:-1] != ["arrive", "wait"] * (
+                        (len(kinds) - 1) // 2) or any(self.ops[o].k for o in mine):
+                    ok = False
+                    break
+                waits += [o for o in mine if self.ops[o].kind == "wait"]
+            if ok:
+                self.eager.update(waits)
 
     def _events_around(self):
         by_pos = {}
@@ -308,7 +337,14 @@ class BarrierProgram:
                 raise ReferenceTooBig(f"more than {limit} barrier run states")
             pcs, blocked = state[0], state[1]
             moved = False
+            order = range(nw)
             for w in range(nw):
+                # partial-order reduction (see `_eager`): such a wait is explored alone
+                if (blocked[w] is None and pcs[w] < len(seq[w])
+                        and seq[w][pcs[w]] in self.eager):
+                    order = (w,)
+                    break
+            for w in order:
                 if blocked[w] is not None or pcs[w] >= len(seq[w]):
                     continue
                 if w in self.after and any(pcs[v] < len(seq[v]) or blocked[v] is not None
