@@ -209,7 +209,10 @@ class BarrierProgram:
                     continue
                 add("wait", cur)
             elif name == P + ".init":
-                add("init", self._target(args[0], w), k=args[1][1])
+                t = self._target(args[0], w)
+                if t == "null":
+                    continue          # S002: on NULL "all operations other than join are no-ops"
+                add("init", t, k=args[1][1])
             elif name == P + ".join":
                 t = self._target(args[0], w)
                 # S002: NULL is barrier-mutually-exclusive with [1,16]: joining it "unjoins"
