@@ -452,15 +452,16 @@ class BarrierProgram:
             E -= 1
             if E < 0:
                 return mk(ist[i]), ("drop-negative", op)
-            if self.opts.drop_race == "completion":
+            if self.opts.drop_race == "completion" and not self.v003:
                 # R-bar-drop-race completion: every arrive of this thread before D on BO must
-                # be in a phase completed before D
+                # be in a phase completed before D; decided at D's step, so it ends the run
+                # like the other step rules (10.4, clarified)
                 done = set()
                 for (_, mem) in phases:
                     done |= mem
-                if not drc and any(self.ops[a].kind == "arrive" and self.ops[a].inst == op.inst
-                                   and a not in done for a in self.po_pred[o]):
-                    drc = o
+                if any(self.ops[a].kind == "arrive" and self.ops[a].inst == op.inst
+                       and a not in done for a in self.po_pred[o]):
+                    return mk(ist[i]), ("drop-race", op)
             if op.wave in self.after:
                 members = set(self.after[op.wave])
                 jset = frozenset(x for x in joined if not (x[0] in members and x[1] == i))
@@ -570,10 +571,7 @@ class BarrierProgram:
     def _s002_rules(self, hit, bexec, phase_of, match, waits_of, members, drc, done):
         ops = self.ops
         # drop races (R-bar-drop-race): for A -> D in thread-barrier-order<BO>
-        if self.opts.drop_race == "completion":
-            if drc:
-                hit("drop-race", ops[drc])
-        else:
+        if self.opts.drop_race != "completion":     # completion: a step rule (_step)
             for d in ops:
                 if d.kind != "drop" or d.inst is None or d.id not in done:
                     continue
