@@ -18,7 +18,7 @@ from .errors import LitmusError
 from .model import get_model, list_models
 from .report import (MAX_OUTCOMES, error_record, print_json, print_table, result_record,
                      summary)
-from .runner import load, progress_printer, run_all
+from .runner import collect, lint_tests, load, progress_printer, run_files, run_models
 
 
 def _fail2(msg: str) -> None:
@@ -99,11 +99,13 @@ def _write(option: str, path: str, text: str) -> None:
 
 
 _timeout = click.option("--timeout", default=600.0, show_default=True, type=_Seconds(),
-                        help="Seconds the solver may spend on one test; past it the test is "
-                             "reported unknown (a failure).")
+                        help="Seconds one test may take, every stage included (parsing, "
+                             "encoding, solving); past it the test is reported unknown (a "
+                             "failure), within about a second.")
 _memory = click.option("--memory", "memory_mb", default=None, type=click.IntRange(min=16),
-                       help="Solver memory limit in MiB per test; past it the test is "
-                            "reported unknown (a failure).")
+                       help="Memory limit in MiB per test (growth of the worker process "
+                            "running it, and Z3's own limit); past it the test is reported "
+                            "unknown (a failure).")
 _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
                      help="Run tests in this many processes (output is the same).")
 
@@ -129,8 +131,16 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 @click.option("--max-outcomes", default=MAX_OUTCOMES, show_default=True,
               type=click.IntRange(min=0),
               help="Outcomes printed per test in the table (0: all). --json lists all.")
+@click.option("--decide-only", is_flag=True,
+              help="Answer each expectation with its own solver queries without listing "
+                   "every outcome (an `outcomes:` list is checked state by state, plus one "
+                   "query for any state outside it). Same verdicts, much faster on big tests.")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run the tests on a Dask distributed cluster: a scheduler address "
+                   "(tcp://host:8786) or `local` for a LocalCluster on this machine. "
+                   "Needs the `cluster` extra. Output is the same as a local run.")
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
-           quiet, max_outcomes):
+           quiet, max_outcomes, decide_only, dask_address):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
@@ -139,17 +149,23 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     except LitmusError as e:
         _fail2(str(e))
     _writable("--junit", junit_path)
-    batch = load(paths)
-    bar, tick = progress_printer(len(batch.tests), quiet=as_json or quiet)
+    files, _ = collect(paths)
+    bar, tick = progress_printer(len(files), quiet=as_json or quiet)
     if bar:
         bar.start()
     try:
-        runs = run_all(batch.tests, model_name, timeout, jobs, tick, memory_mb, engine)
+        runs, load_errors = run_files(paths, model_name, timeout, jobs, tick, memory_mb, engine,
+                                      decide_only, dask_address)
+    except LitmusError as e:
+        _fail2(str(e))
     finally:
         if bar:
             bar.stop()
     results = [r for _, r, e in runs if r is not None]
-    errors = sorted(batch.errors + [(t.file, e) for t, _, e in runs if e])
+    errors = sorted(load_errors + [(t.file, e) for t, _, e in runs if e])
+    warns = lint_tests([r.test for r in results], model_name)   # never change a verdict
+    for r in results:       # one channel: the lint warnings join the result's own warnings
+        r.warnings = list(r.warnings or []) + warns.get(r.test.file, [])
     if as_json:
         records = [result_record(r, timing=not no_timing) for r in results]
         records += [error_record(f, m) for f, m in errors]
@@ -162,7 +178,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     if junit_path:
         from .junit import write_junit
         try:
-            write_junit(junit_path, "amdmm-smt", runs, batch.errors)
+            write_junit(junit_path, "amdmm-smt", runs, load_errors)
         except OSError as e:
             _fail2(f"--junit {_show(junit_path)}: cannot write: {e.strerror}")
     for _, m in errors:
@@ -180,9 +196,14 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
               default="text", show_default=True)
 @click.option("--output", "-o", default=None, type=click.Path(dir_okay=False),
               help="Write the report here instead of stdout.")
+@click.option("--explain/--no-explain", "with_explain", default=True, show_default=True,
+              help="For each changed outcome, a witness under the model that allows it and "
+                   "the rule families that forbid it under the other.")
 @_timeout
 @_jobs
-def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run on a Dask distributed cluster (as `verify --dask`).")
+def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask_address):
     """Compare the outcomes two model versions allow on the same tests.
 
     A test that names its own `model:` is run under --from and --to like every other test
@@ -191,7 +212,7 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
 
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input
     (including an error row)."""
-    from .diff import diff_results, to_html, to_json, to_markdown, to_text
+    from .diff import diff_results, explain_changes, to_html, to_json, to_markdown, to_text
     try:
         a, b = get_model(model_a), get_model(model_b)
     except LitmusError as e:
@@ -202,12 +223,19 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
     if bar:
         bar.start()
     try:
-        ra = run_all(batch.tests, a.file or a.name, timeout, jobs, tick)
-        rb = run_all(batch.tests, b.file or b.name, timeout, jobs, tick)
+        ra, rb = run_models(batch.tests, [a.file or a.name, b.file or b.name], timeout, jobs,
+                            tick, dask=dask_address)
+    except LitmusError as e:
+        _fail2(str(e))
     finally:
         if bar:
             bar.stop()
     diffs = diff_results(ra, rb, batch.errors)
+    if with_explain:
+        try:
+            explain_changes(diffs, batch.tests, a, b, timeout=timeout)
+        except LitmusError as e:
+            _fail2(str(e))
     render = {"markdown": to_markdown, "html": to_html, "json": to_json, "text": to_text}[fmt]
     text = render(diffs, a, b)
     if output:
@@ -220,6 +248,93 @@ def diff(paths, model_a, model_b, fmt, output, timeout, jobs):
     if any(d.error for d in diffs):
         sys.exit(2)
     sys.exit(1 if any(d.changed for d in diffs) else 0)
+
+
+@main.command()
+@click.argument("test_path", metavar="TEST")
+@click.option("--outcome", "outcome", default=None,
+              help="The outcome to explain, a condition in the test's terms (default: the "
+                   "test's exists: condition).")
+@click.option("--model", "model_name", default=None,
+              help="Model version: a name from `amdmm-smt models` or a model file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON record on stdout.")
+@click.option("--graph", "graph_path", default=None, type=click.Path(dir_okay=False),
+              help="Also draw the witness: FILE.dot (Graphviz source) or FILE.svg (drawn by "
+                   "amdmm-smt itself, no Graphviz needed).")
+@_timeout
+@click.option("--no-timing", is_flag=True, help="Leave the run time out.")
+def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_timing):
+    """Explain one outcome of a test: a witness execution when the model allows it, a minimal
+    set of named rule families that together forbid it otherwise.
+
+    Exit 0 explained, 1 the solver gave up within --timeout, 2 bad input."""
+    import json
+    from .explain import explain as run_explain, format_text, parse_outcome
+    from .parse import parse_file
+    from .runner import model_for
+    console = Console(highlight=False, emoji=False)
+    if graph_path and not graph_path.endswith((".dot", ".svg")):
+        _fail2(f"{graph_path}: --graph writes FILE.dot or FILE.svg")
+    try:
+        test = parse_file(test_path)
+        model = model_for(test, model_name)
+        if outcome is not None:
+            cond = parse_outcome(test, outcome)
+        elif test.exists is not None:
+            cond = test.exists
+        else:
+            raise LitmusError("the test has no exists: condition; give --outcome \"COND\"",
+                              test.file, test.line)
+        ex = run_explain(test, model, cond, timeout=timeout)
+    except LitmusError as e:
+        _fail2(str(e))
+    except Exception as e:   # never a traceback
+        _fail2(f"{test_path}: internal error while explaining: {type(e).__name__}: {e}")
+    if graph_path:
+        if ex.witness is None:
+            _fail2(f"{test_path}: --graph: the outcome is not allowed, there is no witness "
+                   "to draw")
+        from .graph import to_dot, to_svg
+        title = f"{test.name}: {ex.outcome} ({ex.model})"
+        text = to_svg(ex.witness, title) if graph_path.endswith(".svg") else to_dot(
+            ex.witness, title)
+        with open(graph_path, "w", encoding="utf-8") as f:
+            f.write(text)
+    if as_json:
+        sys.stdout.write(json.dumps(ex.record(timing=not no_timing), sort_keys=True) + "\n")
+    else:
+        console.print(format_text(ex), markup=False, soft_wrap=True)
+        if not no_timing:
+            console.print(f"({ex.seconds:.2f}s)", markup=False)
+    sys.exit(1 if ex.reachable is None else 0)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--model", "model_name", default=None,
+              help="Model version: a name from `amdmm-smt models` or a model file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON record per warning.")
+def lint(paths, model_name, as_json):
+    """Static warnings for likely mistakes (no solving). Exit 0 (warnings do not fail),
+    2 on bad input. A test silences a warning by name with `silence: [name, ...]`."""
+    console = Console(highlight=False, emoji=False)
+    batch = load(paths)
+    warns = lint_tests(batch.tests, model_name)
+    ws = sorted((w for t in batch.tests for w in warns.get(t.file, [])),
+                key=lambda w: (w.file, w.line, w.code, w.message))
+    if as_json:
+        print_json([w.record() for w in ws], sys.stdout)
+    else:
+        for w in ws:
+            console.print(str(w), markup=False, soft_wrap=True)
+        names = sorted({w.code for w in ws})
+        console.print(f"{len(ws)} warning{'s' if len(ws) != 1 else ''} in {len(batch.tests)} "
+                      f"test{'s' if len(batch.tests) != 1 else ''}"
+                      + (f" ({', '.join(names)}; see `silence:` and docs/semantics.md "
+                         "section 12)" if names else ""), markup=False)
+    for _, m in sorted(batch.errors):
+        Console(stderr=True, emoji=False).print(m, markup=False, soft_wrap=True)
+    sys.exit(2 if batch.errors else 0)
 
 
 @main.command()

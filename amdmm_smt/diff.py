@@ -30,6 +30,9 @@ class TestDiff:
     code: str = ""        # the test's memory, threads and expectations, as a short listing
     own_model: Optional[str] = None   # the test's own `model:` (overridden by --from / --to)
     states: list = field(default_factory=list)   # outcomes both allow
+    # per changed outcome: the witness under the model that allows it, the named families
+    # that forbid it under the other (amdmm_smt/explain.py); filled by explain_changes
+    explanations: list = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -78,6 +81,36 @@ def diff_results(ra: list, rb: list, parse_errors: list = ()) -> list[TestDiff]:
     for f, m in parse_errors:
         out.append(TestDiff(f, f, [], [], "error", "error", error=m))
     return sorted(out, key=lambda d: (d.file, d.name))
+
+
+def explain_changes(diffs: list[TestDiff], tests: list, model_a: Model, model_b: Model,
+                    timeout: float = 60.0) -> None:
+    """For every outcome that changed: a witness under the model that allows it and the
+    minimal families forbidding it under the other (amdmm_smt/explain.py)."""
+    from .explain import explain, format_witness, parse_outcome
+    by_file = {t.file: t for t in tests}
+    for d in diffs:
+        t = by_file.get(d.file)
+        if t is None or d.error:
+            continue
+        for states, allow, forbid in ((d.only_a, model_a, model_b),
+                                      (d.only_b, model_b, model_a)):
+            for st in states:
+                text = format_state(st)
+                cond = parse_outcome(t, text)
+                wa = explain(t, allow, cond, timeout=timeout)
+                fb = explain(t, forbid, cond, timeout=timeout)
+                d.explanations.append({
+                    "outcome": text, "allowed_by": allow.name, "forbidden_by": forbid.name,
+                    "witness": wa.witness,
+                    "witness_text": format_witness(wa.witness) if wa.witness else [],
+                    "families": fb.core if fb.reachable is False else None})
+
+
+def _families_line(e: dict) -> str:
+    if e["families"] is None:
+        return "(not decided within the timeout)"
+    return ", ".join(e["families"]) or "the structure of executions alone"
 
 
 def summary(diffs: list[TestDiff]) -> dict:
@@ -135,6 +168,11 @@ def to_json(diffs: list[TestDiff], a: Model, b: Model) -> str:
                    "only_to": [format_state(s) for s in d.only_b],
                    "status_from": d.status_a, "status_to": d.status_b,
                    **({"error": d.error} if d.error else {}),
+                   **({"explanations": [
+                       {"outcome": x["outcome"], "allowed_by": x["allowed_by"],
+                        "witness": x["witness"], "forbidden_by": x["forbidden_by"],
+                        "families": x["families"]} for x in d.explanations]}
+                      if d.explanations else {}),
                    **({"own_model": d.own_model} if d.own_model else {})}
                   for d in diffs],
     }, indent=2, sort_keys=True) + "\n"
@@ -158,6 +196,10 @@ def to_text(diffs: list[TestDiff], a: Model, b: Model) -> str:
         lines.append(f"{d.name}{own} [{d.file}]: verdict {d.status_a} -> {d.status_b}")
         lines += [f"  only {a.name} allows: {format_state(x)}" for x in d.only_a]
         lines += [f"  only {b.name} allows: {format_state(x)}" for x in d.only_b]
+        for x in d.explanations:
+            lines += [f"  {x['outcome']}: forbidden under {x['forbidden_by']} by "
+                      f"{_families_line(x)}; a witness under {x['allowed_by']}:"]
+            lines += ["    " + ln for ln in x["witness_text"]]
         lines.append("")
     unchanged = [d.name for d in diffs if not d.changed and not d.error]
     if unchanged:
@@ -208,6 +250,10 @@ def to_markdown(diffs: list[TestDiff], a: Model, b: Model) -> str:
         for st in d.states:
             lines.append(f"| `{_md_cell(format_state(st))}` | allowed | allowed |")
         lines.append("")
+        for x in d.explanations:
+            lines += [f"`{x['outcome']}`: forbidden under `{x['forbidden_by']}` by "
+                      f"{_families_line(x)}; a witness under `{x['allowed_by']}`:", "",
+                      "```text", *x["witness_text"], "```", ""]
     unchanged = [d for d in diffs if not d.changed and not d.error]
     lines += [f"## Unchanged tests ({len(unchanged)})", ""]
     lines += [f"- `{d.name}`" + (f" (names model: {d.own_model})" if d.own_model else "")
@@ -281,6 +327,11 @@ def to_html(diffs: list[TestDiff], a: Model, b: Model) -> str:
             p.append(f"<tr><td><code>{e(format_state(st))}</code></td>"
                      f"<td class='{x}'>{x}</td><td class='{y}'>{y}</td></tr>")
         p.append("</table>")
+        for x in d.explanations:
+            p.append(f"<p><code>{e(x['outcome'])}</code>: forbidden under "
+                     f"<code>{e(x['forbidden_by'])}</code> by {e(_families_line(x))}.</p>"
+                     f"<details><summary>a witness under <code>{e(x['allowed_by'])}</code>"
+                     f"</summary><pre>{e(chr(10).join(x['witness_text']))}</pre></details>")
     unchanged = [d for d in diffs if not d.changed and not d.error]
     p.append(f"<h2>Unchanged tests ({len(unchanged)})</h2><ul class='unchanged'>")
     p += [f"<li><code>{e(d.name)}</code>" + (f" (names model: {e(d.own_model)})"

@@ -58,6 +58,11 @@ class Warn:
         where = (self.file or "<input>") + (f":{self.line}" if self.line is not None else "")
         return f"{where}: warning[{self.code}]: {bounded(self.message)}"
 
+    @property
+    def name(self) -> str:
+        """The code is the name `silence:` takes."""
+        return self.code
+
     def record(self) -> dict:
         return {"code": self.code, "file": self.file, "line": self.line, "message": self.message}
 

@@ -165,4 +165,5 @@ class Test:
     outcomes: Optional[list[Condition]] = None
     target_line: Optional[int] = None
     model_line: Optional[int] = None
+    silence: list = field(default_factory=list)   # warning names (amdmm_smt/lint.py)
     undefined: Optional[str] = None    # "some": some executions are undefined (docs 10.6)

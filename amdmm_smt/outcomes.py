@@ -39,6 +39,8 @@ class Result:
     undefined: bool = False
     error: Optional[str] = None
     thin_air: bool = False     # outcome set unbounded: values out of thin air
+    limit: Optional[str] = None   # why --timeout / --memory stopped the test
+    listed: bool = True        # False: --decide-only decided without listing the outcomes
     ub: Optional[dict] = None  # undefined behaviour found (docs 10.6): rule, all, op, run
     why: str = ""              # when not complete: what stopped the enumeration, in words
     warnings: list = field(default_factory=list)    # errors.Warn about the test, sorted
@@ -48,6 +50,8 @@ class Result:
     def status(self) -> str:
         if self.error:
             return "error"
+        if self.limit:
+            return "unknown"
         if any(v.status == "unknown" for v in self.verdicts) or (
                 not self.complete and not self.verdicts):
             return "unknown"
@@ -234,3 +238,28 @@ def judge_ub(res: Result, an) -> None:
         for v in res.verdicts:
             if v.kind == "undefined":
                 v.detail += f"; undefined only in some executions: {where}"
+
+
+def limit_result(test: Test, model, reason: str, seconds: float) -> Result:
+    """The unknown result of a test stopped by --timeout or --memory (amdmm_smt/limits.py):
+    every expectation it has is unknown, with the reason. `model`: a Model, or its name when
+    the model could not be loaded."""
+    if isinstance(model, Model):
+        r = gave_up(test, model, reason, seconds)
+    else:
+        r = Result(test, str(model), [], [], False, [], seconds, why=reason)
+        r.verdicts = gave_up(test, _NoModel(), reason).verdicts
+    try:
+        r.keys = projection(test)[0]
+    except Exception:   # the reason matters more than the column names
+        pass
+    r.limit = reason
+    return r
+
+
+class _NoModel:
+    name = "?"
+
+    @staticmethod
+    def changed_options() -> tuple:
+        return ()

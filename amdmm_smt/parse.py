@@ -21,7 +21,7 @@ from .ir import (
 )
 
 TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
-            "exists", "expect", "outcomes", "undefined"}
+            "exists", "expect", "outcomes", "silence", "undefined"}
 THREAD_KEYS = {"agent", "cluster", "workgroup", "wavefront", "code"}
 LOC_KEYS = {"space", "init"}
 MAX_THREADS = 64
@@ -82,7 +82,7 @@ def show(text: str, limit: int = 80) -> str:
     return t if len(t) <= limit else t[:limit] + "..."
 
 
-def _prescan(text: str, file: str) -> None:
+def _prescan(text: str, file: str, loader=yaml.SafeLoader) -> None:
     """Reject what the format never needs and PyYAML would expand or recurse on: anchors and
     aliases (a "billion laughs" file), merge keys, and deep nesting."""
     depth = 0
@@ -90,7 +90,7 @@ def _prescan(text: str, file: str) -> None:
     starts = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken,
               yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
     ends = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
-    for tok in yaml.scan(text, Loader=yaml.SafeLoader):
+    for tok in yaml.scan(text, Loader=loader):
         line = tok.start_mark.line + 1
         if isinstance(tok, (yaml.AnchorToken, yaml.AliasToken)):
             raise LitmusError(f"YAML anchors and aliases (&{tok.value} / *{tok.value}) are not "
@@ -108,7 +108,21 @@ def _prescan(text: str, file: str) -> None:
         prev = tok
 
 
+# libyaml, when PyYAML has it, parses about 5x faster; any YAML problem is re-read by the pure
+# Python loader, whose messages (and exact positions) the error contract is written against
+_FAST = getattr(yaml, "CSafeLoader", None)
+
+
 def load_yaml(text: str, file: str) -> Node:
+    if _FAST is not None and "\x00" not in text:
+        try:
+            _prescan(text, file, _FAST)
+            node = yaml.compose(text, Loader=_FAST)
+        except yaml.YAMLError:
+            node = None
+        else:
+            if isinstance(node, yaml.MappingNode):
+                return _convert(node, file)
     try:
         _prescan(text, file)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -872,6 +886,15 @@ def _parse_text(text: str, file: str) -> Test:
         for item in _want(on, list, "outcomes", file):
             outcomes.append(parse_condition(_want(item, str, "an outcome", file), tctx,
                                             item.line, item.literal))
+    silence = []
+    if "silence" in top:   # warnings this test silences by name (amdmm_smt/lint.py)
+        from .lint import ALL_WARNINGS
+        for item in _want(top["silence"][1], list, "silence", file):
+            wname = _want(item, str, "a warning name in silence", file)
+            if wname not in ALL_WARNINGS:
+                raise LitmusError(f"unknown warning '{show(wname)}' in silence (known: "
+                                  f"{', '.join(sorted(ALL_WARNINGS))})", file, item.line)
+            silence.append(wname)
     undefined = None
     if "undefined" in top:
         un = top["undefined"][1]
@@ -882,6 +905,7 @@ def _parse_text(text: str, file: str) -> Test:
         if expect == "undefined":
             raise LitmusError("undefined: some contradicts expect: undefined", file, un.line)
     return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
+                silence=silence,
                 target_line=top["target"][0].line if "target" in top else None,
                 model_line=top["model"][0].line if "model" in top else None,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,
@@ -907,10 +931,13 @@ def _check_lds(threads: list[Thread], memory: dict[str, Location], file: str) ->
                 users.setdefault(n, (wg, t.name))
 
 
-def parse_file(path: str) -> Test:
+def parse_file(path: str, data: Optional[bytes] = None) -> Test:
+    """Parse the file at path (its bytes `data` when the caller has read them already, as a
+    Dask worker on another machine has)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read()
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise LitmusError(f"not a UTF-8 text file (byte 0x{data[e.start]:02x})", path,

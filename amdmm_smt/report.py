@@ -22,6 +22,8 @@ def result_record(r: Result, timing: bool = True) -> dict:
         "status": r.status,
         "complete": r.complete,
         **({"thin_air": True} if getattr(r, "thin_air", False) else {}),
+        **({"limit": r.limit} if getattr(r, "limit", None) else {}),
+        **({"listed": False} if not getattr(r, "listed", True) else {}),
         **({"why": r.why} if getattr(r, "why", "") else {}),
         "model_options": {k: v for k, v in getattr(r, "options", ())},
         **({"warnings": [w.record() for w in warnings_of(r)]} if warnings_of(r) else {}),
@@ -74,6 +76,8 @@ def verdict_text(r: Result) -> str:
         parts.append("outcomes unbounded: a read can return a value out of thin air (load "
                      "buffering through data dependencies; the model has no no-thin-air "
                      "axiom); exists conditions are still decided exactly")
+    elif getattr(r, "limit", None):
+        parts.append(f"stopped: {r.limit}")
     elif not r.complete:
         parts.append(f"enumeration incomplete: {r.why or 'the solver gave up within --timeout'}")
     if getattr(r, "ub", None):
@@ -95,6 +99,8 @@ def outcome_lines(r: Result, cap: int = MAX_OUTCOMES) -> list[str]:
         return ["undefined: no defined execution"]
     if getattr(r, "ub", None) and r.ub["all"]:
         return [f"undefined ({r.ub['rule']}): no defined execution"]
+    if not getattr(r, "listed", True):
+        return ["(not listed: --decide-only)"]
     lines = [format_state(s) for s in r.states] or ["(none)"]
     if cap and len(lines) > cap:
         lines = lines[:cap] + [f"... and {len(lines) - cap} more outcomes (--max-outcomes 0 "
@@ -119,7 +125,9 @@ def model_lines(results: list[Result]) -> list[str]:
 def warnings_of(r: Result) -> list:
     """The result's warnings (elaboration) and the test's own, if a stage attached any."""
     ws = set(getattr(r, "warnings", None) or []) | set(getattr(r.test, "warnings", None) or [])
-    return sorted(ws, key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
+    silenced = set(getattr(r.test, "silence", None) or [])
+    return sorted((w for w in ws if w.code not in silenced),
+                  key=lambda w: (w.file or "", w.line or 0, w.code, w.message))
 
 
 def all_warnings(results: list[Result]) -> list:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -14,9 +13,6 @@ from .ir import Test
 from .model import Model, get_model
 from .herd import load_litmus
 from .parse import parse_file
-from .outcomes import Result, gave_up
-from .reference import run_reference
-from .solve import run_test
 
 
 LITMUS_SUFFIXES = (".yaml", ".yml", ".litmus")   # .litmus: herd / Dartagnan, imported on the fly (herd.py)
@@ -120,22 +116,33 @@ class Batch:
     errors: list[tuple[str, str]] = field(default_factory=list)   # (file, one-line message)
 
 
+def parse_one(f: str, data: Optional[bytes] = None) -> tuple[Optional[Test], Optional[str]]:
+    """Parse one file (or its bytes): (test, None) or (None, one-line error)."""
+    try:
+        if f.endswith(".litmus"):      # herd / Dartagnan, imported on the fly (herd.py)
+            return load_litmus(f), None
+        return parse_file(f, data), None
+    except LitmusError as e:
+        return None, str(e)
+    except Exception as e:  # never a traceback
+        return None, f"{f}: internal error while parsing: {type(e).__name__}: {e}"
+
+
+def duplicate_error(t: Test, first_file: str) -> str:
+    return f"{t.file}:{t.line}: duplicate test name '{t.name}' (also in {first_file})"
+
+
 def load(paths) -> Batch:
     files, errors = collect(paths)
     b = Batch(errors=errors)
     names: dict[str, str] = {}
     for f in files:
-        try:
-            t = load_litmus(f) if f.endswith(".litmus") else parse_file(f)
-        except LitmusError as e:
-            b.errors.append((f, str(e)))
-            continue
-        except Exception as e:  # never a traceback
-            b.errors.append((f, f"{f}: internal error while parsing: {type(e).__name__}: {e}"))
+        t, err = parse_one(f)
+        if err:
+            b.errors.append((f, err))
             continue
         if t.name in names:
-            b.errors.append((f, f"{f}:{t.line}: duplicate test name '{t.name}' (also in "
-                                f"{names[t.name]})"))
+            b.errors.append((f, duplicate_error(t, names[t.name])))
             continue
         names[t.name] = f
         b.tests.append(t)
@@ -159,41 +166,99 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
                           t.model_line) from None
 
 
-def _one(args) -> tuple[Optional[Result], Optional[str]]:
-    t, model_name, timeout, memory_mb, engine = args
-    try:
-        if engine == "reference":
-            return run_reference(t, model_for(t, model_name)), None
-        return run_test(t, model_for(t, model_name), timeout=timeout, memory_mb=memory_mb), None
-    except LitmusError as e:
-        return None, str(e)
-    except MemoryError:
-        return gave_up(t, model_for(t, model_name), "out of memory"), None
-    except Exception as e:  # never a traceback: report and fail the run
-        if "out of memory" in str(e) or "max. memory" in str(e):   # z3.Z3Exception
-            limit = f" (--memory {memory_mb} MiB)" if memory_mb else ""
-            return gave_up(t, model_for(t, model_name), f"the solver ran out of memory{limit}"), None
-        return None, f"{t.file}: internal error in test '{t.name}': {type(e).__name__}: {e}"
+Run = tuple  # (Test, Result | None, error | None)
+
+
+def lint_tests(tests: list[Test], model_name: Optional[str]) -> dict:
+    """Static warnings per test file (amdmm_smt/lint.py). A test that cannot be elaborated
+    has none here: its error is reported by the run."""
+    from .elaborate import elaborate
+    from .lint import lint
+    out = {}
+    for t in tests:
+        try:
+            out[t.file] = lint(t, elaborate(t, model_for(t, model_name)))
+        except LitmusError:
+            out[t.file] = []
+    return out
+
+
 
 
 def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: int = 1,
             tick: Optional[Callable[[Test], None]] = None, memory_mb: Optional[int] = None,
-            engine: str = "smt") -> list[tuple[Test, Optional[Result], Optional[str]]]:
-    work = [(t, model_name, timeout, memory_mb, engine) for t in tests]
-    out = []
-    if jobs <= 1 or len(tests) <= 1:
-        for w in work:
-            r, e = _one(w)
-            out.append((w[0], r, e))
-            if tick:
-                tick(w[0])
-        return out
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for w, (r, e) in zip(work, pool.map(_one, work)):
-            out.append((w[0], r, e))
-            if tick:
-                tick(w[0])
-    return out
+            engine: str = "smt", decide_only: bool = False,
+            dask: Optional[str] = None) -> list[Run]:
+    """Run parsed tests, each in a worker process under --timeout / --memory
+    (amdmm_smt/pool.py), or on a Dask cluster; results in input order, so output never
+    depends on --jobs or --dask."""
+    from .pool import Task, run_tasks
+    tasks = [Task(i, None, t, model_name, timeout, memory_mb, engine, decide_only)
+             for i, t in enumerate(tests)]
+    done = (lambda task, o: tick(task.test)) if tick else None
+    if dask:
+        from .dask_run import run_tasks_dask
+        outs = run_tasks_dask(tasks, dask, done)
+    else:
+        outs = run_tasks(tasks, jobs, done)
+    return [(t, r, e) for t, (_, r, e) in zip(tests, outs)]
+
+
+def run_models(tests: list[Test], model_names: list, timeout: float, jobs: int = 1,
+               tick: Optional[Callable[[Test], None]] = None,
+               dask: Optional[str] = None) -> list[list[Run]]:
+    """run_all for each model in turn, as one batch of work (one pool, one cluster)."""
+    from .pool import Task, run_tasks
+    tasks = [Task(k * len(tests) + i, None, t, m, timeout, None)
+             for k, m in enumerate(model_names) for i, t in enumerate(tests)]
+    done = (lambda task, o: tick(task.test)) if tick else None
+    if dask:
+        from .dask_run import run_tasks_dask
+        outs = run_tasks_dask(tasks, dask, done)
+    else:
+        outs = run_tasks(tasks, jobs, done)
+    n = len(tests)
+    return [[(t, r, e) for t, (_, r, e) in zip(tests, outs[k * n:(k + 1) * n])]
+            for k in range(len(model_names))]
+
+
+@dataclass
+class _Named:
+    name: str
+
+
+def run_files(paths, model_name: Optional[str], timeout: float, jobs: int = 1,
+              tick: Optional[Callable] = None, memory_mb: Optional[int] = None,
+              engine: str = "smt", decide_only: bool = False,
+              dask: Optional[str] = None) -> tuple[list[Run], list[tuple[str, str]]]:
+    """Collect the files under `paths`, parse and run each in a worker (parsing is spread
+    over the workers too), then reject duplicate names as `load` does: the same runs and
+    errors as `load` followed by `run_all`, in the same order."""
+    from .pool import Task, run_tasks
+    files, errors = collect(paths)
+    tasks = [Task(i, f, None, model_name, timeout, memory_mb, engine, decide_only)
+             for i, f in enumerate(files)]
+
+    def done(task, o):
+        if tick:
+            tick(o[0] if o[0] is not None else _Named(os.path.basename(task.file)))
+    if dask:
+        from .dask_run import run_tasks_dask
+        outs = run_tasks_dask(tasks, dask, done)
+    else:
+        outs = run_tasks(tasks, jobs, done)
+    runs: list[Run] = []
+    names: dict[str, str] = {}
+    for f, (t, r, e) in zip(files, outs):
+        if t is None:
+            errors.append((f, e))
+            continue
+        if t.name in names:
+            errors.append((f, duplicate_error(t, names[t.name])))
+            continue
+        names[t.name] = f
+        runs.append((t, r, e))
+    return runs, errors
 
 
 def progress_printer(total: int, quiet: bool):

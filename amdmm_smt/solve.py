@@ -9,14 +9,15 @@ from typing import Optional
 
 import z3
 
+from . import limits
 from .elaborate import elaborate
 from .encode import encode
 from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
 from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
-from .outcomes import (Result, State, judge, judge_ub, projection, state_sort_key,
-                       wanted_states)
+from .outcomes import (Result, State, judge, judge_ub, limit_result, projection,
+                       state_sort_key, wanted_states)
 
 
 # ---- conditions -------------------------------------------------------------------------
@@ -50,30 +51,165 @@ def _signed(v: int) -> int:
 # ---- the run ----------------------------------------------------------------------------
 
 def _solver(x: Execution, timeout_ms: int) -> z3.Solver:
-    s = z3.Solver()
+    # the SMT core without the tactic front end: as fast on big tests, twice as fast on the
+    # small ones, where setting the front end up cost more than solving
+    s = z3.SimpleSolver()
     s.set("timeout", max(1, int(timeout_ms)))
-    s.add(*x.ctx.constraints) if x.ctx.constraints else None
+    ctx, sol, assert_ = s.ctx.ref(), s.solver, z3.z3core.Z3_solver_assert
+    for c in x.ctx.constraints:   # the C API directly: z3.Solver.add converts every argument
+        assert_(ctx, sol, c.as_ast())
     return s
 
 
 def run_test(test: Test, model: Model, timeout: float = 600.0,
-             max_outcomes: int = 100000, memory_mb: Optional[int] = None) -> Result:
-    """Enumerate the test's outcomes and decide its expectations. Past `timeout` seconds or
-    `memory_mb` of solver memory the solver gives up and the test is reported unknown."""
+             max_outcomes: int = 100000, memory_mb: Optional[int] = None,
+             decide_only: bool = False) -> Result:
+    """Enumerate the test's outcomes and decide its expectations. `timeout` seconds and
+    `memory_mb` MiB bound the whole test, encoding included (amdmm_smt/limits.py); past
+    either the test is reported unknown, with the reason in `Result.limit`.
+    decide_only: answer each expectation with its own queries, without listing outcomes."""
+    own = not limits.active()
+    if own:
+        limits.begin(timeout, memory_mb)
     if memory_mb:
         z3.set_param("memory_max_size", int(memory_mb))
     t0 = time.perf_counter()
-    deadline = t0 + timeout
+    try:
+        return _run_test(test, model, t0, max_outcomes, decide_only)
+    except limits.LimitExceeded as e:
+        return limit_result(test, model, e.reason, time.perf_counter() - t0)
+    except (z3.Z3Exception, MemoryError) as e:
+        if not limits.is_out_of_memory(e):
+            raise
+        return limit_result(test, model, limits.memory_exceeded().reason,
+                            time.perf_counter() - t0)
+    finally:
+        if own:
+            limits.end()
+
+
+def _check(s: z3.Solver) -> z3.CheckSatResult:
+    """s.check() with the time that is left; Z3 running out of --memory is a limit."""
+    left = limits.left()
+    if left is not None:
+        if left <= 0:
+            limits.check()
+        s.set("timeout", max(1, int(min(left, 4e6) * 1000)))   # Z3 takes an unsigned ms
+    r = s.check()
+    if r == z3.unknown:
+        why = s.reason_unknown()
+        if "memory" in why:
+            raise limits.memory_exceeded()
+    return r
+
+
+class _Projector:
+    """The projection terms of a test, with what blocking a state needs, built once."""
+
+    def __init__(self, x: Execution, terms: list):
+        self.zterms = [_term_z3(x, t) for t in terms]
+        self.lits: dict = {}
+        self.pending: list = []
+
+    def read(self, m: z3.ModelRef) -> tuple:
+        """The projected state of a model, through Z3's C API (model_completion: a term the
+        model leaves free evaluates to a default, like m.eval(..., model_completion=True))."""
+        ctx = m.ctx.ref()
+        mdl = m.model
+        out = (z3.Ast * 1)()
+        vals = []
+        for (u, v) in self.zterms:
+            if isinstance(u, bool):
+                uu = u
+            else:
+                z3.z3core.Z3_model_eval(ctx, mdl, u.as_ast(), True, out)
+                uu = z3.z3core.Z3_get_bool_value(ctx, out[0]) == z3.Z3_L_TRUE
+            if uu:
+                vals.append(None)
+                continue
+            z3.z3core.Z3_model_eval(ctx, mdl, v.as_ast(), True, out)
+            vals.append(_signed(int(z3.z3core.Z3_get_numeral_string(ctx, out[0]))))
+        return tuple(vals)
+
+    def _differs_bv(self, vals: tuple):
+        """A formula true exactly in the states that differ from vals (False: no projection)."""
+        block = []
+        for (u, v), val in zip(self.zterms, vals):
+            if val is None:
+                block.append(NOT(u))
+            else:
+                block.append(OR(u, v != z3.BitVecVal(val & 0xFFFFFFFF, 32)))
+        return OR(block)
+
+    def _lit(self, i: int, val):
+        """A Boolean standing for `key i == val` (undef a value of its own), defined once: a
+        blocking clause of such literals is a plain clause, about a quarter faster to solve
+        with than bit-vector disequalities."""
+        k = (i, val)
+        b = self.lits.get(k)
+        if b is None:
+            u, v = self.zterms[i]
+            b = self.lits[k] = z3.Bool(f"proj_{i}_{'u' if val is None else val}")
+            e = u if val is None else AND(NOT(u), v == z3.BitVecVal(val & 0xFFFFFFFF, 32))
+            self.pending.append(b == e if not isinstance(e, bool) else b == z3.BoolVal(e))
+        return b
+
+    def differs(self, vals: tuple):
+        """An assertion (top level only: it carries the definitions of new literals) that
+        excludes the state vals; False when there is nothing to project. After a solver pop,
+        call reset(): definitions made inside the popped scope are gone."""
+        if not self.zterms:
+            return False
+        blk = OR([NOT(self._lit(i, v)) for i, v in enumerate(vals)])
+        if self.pending:
+            blk = AND(self.pending + [blk])
+            self.pending = []
+        return blk
+
+    def reset(self) -> None:
+        self.lits.clear()
+        self.pending = []
+
+    def equals(self, vals: tuple):
+        d = self._differs_bv(vals)
+        return NOT(d)
+
+
+def _gave_up(s: z3.Solver) -> str:
+    return f"the solver gave up ({s.reason_unknown()}) within --timeout {limits.timeout():g} s"
+
+
+def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
+               states: list) -> tuple[bool, str]:
+    """Add every state the solver still allows to `states`, blocking each: (True, "") when
+    the enumeration completed, else (False, what stopped it)."""
+    while True:
+        r = _check(s)
+        if r == z3.unsat:
+            return True, ""
+        if r == z3.unknown:
+            return False, _gave_up(s)
+        if len(states) >= max_outcomes:
+            return False, f"stopped at {max_outcomes} outcomes"
+        vals = proj.read(s.model())
+        states.append(tuple(zip(keys, vals)))
+        blk = proj.differs(vals)
+        if blk is False:      # nothing to project: one state only
+            return True, ""
+        s.add(blk)
+
+
+def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
+              decide_only: bool) -> Result:
+    limits.stage("elaboration")
     elab = elaborate(test, model)
+    limits.stage("encoding")
     x = encode(elab)
     keys, terms = projection(test)
     wanted = wanted_states(test, keys)       # malformed outcomes are an input error, before solving
-    zterms = [_term_z3(x, t) for t in terms]
-
-    def left_ms() -> int:
-        return int(max(0.001, deadline - time.perf_counter()) * 1000)
-
-    s = _solver(x, left_ms())
+    proj = _Projector(x, terms)
+    limits.stage("solving")
+    s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6))
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
     if test.exists is not None and test.expect in ("allowed", "forbidden", None):
@@ -82,46 +218,64 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         s.push()
         c = cond_z3(x, test.exists.cond)
         s.add(c if not isinstance(c, bool) else z3.BoolVal(c))
-        r = s.check()
+        r = _check(s)
         reachable = None if r == z3.unknown else r == z3.sat
         s.pop()
     states: list[State] = []
     complete = True
+    listed = True
     why = ""
-    thin_air = _thin_air(test, x, s, left_ms)
-    while not thin_air:
-        s.set("timeout", left_ms())
-        r = s.check()
-        if r == z3.unsat:
-            break
-        if r == z3.unknown or len(states) >= max_outcomes:
-            complete = False
-            why = (f"stopped at {max_outcomes} outcomes" if r != z3.unknown else
-                   f"the solver gave up ({s.reason_unknown()}) within --timeout {timeout:g} s")
-            break
-        m = s.model()
-        vals, block = [], []
-        for (u, v) in zterms:
-            uu = bool(z3.is_true(m.eval(u, model_completion=True))) if not isinstance(
-                u, bool) else u
-            if uu:
-                vals.append(None)
-                block.append(NOT(u))
-            else:
-                vv = _signed(m.eval(v, model_completion=True).as_long())
-                vals.append(vv)
-                block.append(OR(u, v != z3.BitVecVal(vv, 32)))
-        states.append(tuple(zip(keys, vals)))
-        blk = OR(block)
-        if blk is False:      # nothing to project: one state only
-            break
-        s.add(blk)
+    thin_air = False
+    has_expectation = test.exists is not None or test.expect == "undefined" or wanted is not None
+    if decide_only and has_expectation:
+        if wanted is not None:
+            # outcomes: each expected state by its own query, then every state outside the
+            # set by blocking the expected ones: the same allowed set as a full listing
+            thin_air = _thin_air(test, x, s, None)
+            if not thin_air:
+                for w in dict.fromkeys(wanted):
+                    s.push()
+                    eq = proj.equals(tuple(v for _, v in w))
+                    s.add(eq if not isinstance(eq, bool) else z3.BoolVal(eq))
+                    r = _check(s)
+                    s.pop()
+                    if r == z3.unknown:
+                        complete, why = False, _gave_up(s)
+                        break
+                    if r == z3.sat:
+                        states.append(w)
+                if complete:
+                    s.push()
+                    for w in dict.fromkeys(wanted):
+                        d = proj.differs(tuple(v for _, v in w))
+                        s.add(d if not isinstance(d, bool) else z3.BoolVal(d))
+                    complete, why = _enumerate(s, proj, keys, max_outcomes, states)
+                    s.pop()
+                    proj.reset()
+        elif test.expect == "undefined":
+            # one query: is there any defined execution? (a witness stands for the set)
+            r = _check(s)
+            if r == z3.unknown:
+                complete, why = False, _gave_up(s)
+            elif r == z3.sat:
+                states.append(tuple(zip(keys, proj.read(s.model()))))
+            listed = False
+        else:
+            listed = False
+    else:
+        thin_air = _thin_air(test, x, s, None)
+        if not thin_air:
+            complete, why = _enumerate(s, proj, keys, max_outcomes, states)
     states = sorted(set(states), key=state_sort_key)
-
+    limits.stage("judging")
     if thin_air:
         complete = False
     res = judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
+    res.listed = listed
+    left = limits.left()
+    if left is not None and left <= 0 and res.status == "unknown":
+        res.limit = limits.timeout_reason(limits.timeout(), "solving")
     res.why = why
     res.warnings = list(elab.warnings)
     if x.bar is not None:
@@ -132,7 +286,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
 THIN_AIR_PROBES = (0x5EED1234, 0x0BADF00D)
 
 
-def _thin_air(test: Test, x: Execution, s: z3.Solver, left_ms) -> bool:
+def _thin_air(test: Test, x: Execution, s: z3.Solver, _unused=None) -> bool:
     """Can a read return a value nothing in the test computes? Only possible when a register
     flows into a write (load buffering through data dependencies, with no no-thin-air axiom
     in the documents, docs R-no-thin-air); then the outcome set is unbounded and cannot be
@@ -142,11 +296,10 @@ def _thin_air(test: Test, x: Execution, s: z3.Solver, left_ms) -> bool:
     reads = [e for e in x.ev if e.reads]
     for probe in THIN_AIR_PROBES:
         s.push()
-        s.set("timeout", left_ms())
         s.add(z3.Or([z3.And(z3.Not(x.rundef[e.id]) if not isinstance(x.rundef[e.id], bool)
                             else z3.BoolVal(not x.rundef[e.id]),
                             x.rval[e.id] == z3.BitVecVal(probe, 32)) for e in reads]))
-        r = s.check()
+        r = _check(s)
         s.pop()
         if r != z3.sat:
             return False

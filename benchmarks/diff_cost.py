@@ -35,11 +35,14 @@ def run() -> None:
     va = timed(["verify", "--model", o.a, "--json", o.path])
     vb = timed(["verify", "--model", o.b, "--json", o.path])
     d = timed(["diff", "--from", o.a, "--to", o.b, "--format", "json", o.path])
+    dn = timed(["diff", "--from", o.a, "--to", o.b, "--format", "json", "--no-explain",
+                o.path])
     print(f"{'command':<40} {'seconds':>8}")
     print(f"{'verify --model ' + o.a:<40} {va:>8.2f}")
     print(f"{'verify --model ' + o.b:<40} {vb:>8.2f}")
     print(f"{'two verify runs':<40} {va + vb:>8.2f}")
     print(f"{'diff --from ' + o.a + ' --to ' + o.b:<40} {d:>8.2f}")
+    print(f"{'  the same, --no-explain':<40} {dn:>8.2f}")
     print(f"diff / two verify runs: {d / (va + vb):.2f}")
 
 

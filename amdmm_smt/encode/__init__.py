@@ -10,29 +10,48 @@ One module per family of axioms, applied in this order:
   coherence               modification order and RMW atomicity (LangRef)
   sync.seq_cst            the seq_cst order (LangRef, RC11 reading)
   values.final_values     final memory state
+
+Each call runs inside `ctx.family(NAME)` (amdmm_smt/families.py), the named rule family its
+constraints are reported under by `amdmm-smt explain`; a module that encodes several families
+sets finer ones inside. A new module: `with x.ctx.family(families.NEW): new.encode(x)`.
 """
 
 from __future__ import annotations
 
+from .. import families as F
 from ..elaborate import Elab
 from . import async_ops, avvis, barrier, coherence, sync, values
 from .execution import Execution
 
 
-def encode(elab: Elab) -> Execution:
-    x = Execution(elab)
-    if elab.barrier is not None:
-        barrier.encode_choice(x, barrier.analyse(elab))
-    values.write_values(x)
-    async_ops.write_values(x)
-    sync.happens_before(x)
+def encode(elab: Elab, explaining: bool = False) -> Execution:
+    """`explaining`: also name what rules statically exclude (encode/logic.py Ctx)."""
+    x = Execution(elab, explaining)   # declarations: STRUCTURE
+    fam = x.ctx.family
+    if elab.barrier is not None:   # docs/semantics.md §10: the run chosen among the defined ones
+        with fam(F.BARRIER):
+            barrier.encode_choice(x, barrier.analyse(elab))
+    with fam(F.WRITE_VALUES):
+        values.write_values(x)
+    with fam(F.ASYNC):             # completion edges: sync.happens_before
+        async_ops.write_values(x)
+    with fam(F.HB):                # synchronizes-with inside: F.SYNC, F.BARRIER
+        sync.happens_before(x)
     if elab.barrier is not None and elab.model.options.barrier_model == "pr170447":
-        barrier.hb_consistency(x)
-    x.avvis = avvis.encode_location_order(x)
-    values.read_values(x)
-    coherence.coherence(x)
-    coherence.rmw_atomicity(x)
-    coherence.no_thin_air(x)
-    sync.seq_cst(x)
-    values.final_values(x)
+        with fam(F.BARRIER):       # S003: bmo consistent with happens-before
+            barrier.hb_consistency(x)
+    with fam(F.LO):                # availability, visibility inside: F.AVAIL, F.VIS
+        x.avvis = avvis.encode_location_order(x)
+    with fam(F.READ_VALUE):
+        values.read_values(x)
+    with fam(F.COHERENCE):         # co extends lo inside: F.CO_LO
+        coherence.coherence(x)
+    with fam(F.RMW):
+        coherence.rmw_atomicity(x)
+    with fam(F.NO_THIN_AIR):
+        coherence.no_thin_air(x)
+    with fam(F.SEQ_CST):
+        sync.seq_cst(x)
+    with fam(F.STRUCTURE):
+        values.final_values(x)
     return x

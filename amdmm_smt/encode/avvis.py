@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import families as F
 from ..elaborate import Event, load_visible, store_available
 from ..ir import SYSTEM, WORKGROUP, is_acquire, is_release
 from .execution import Execution
@@ -36,20 +37,20 @@ def av_scope(x: Execution, e: Event) -> Optional[int]:
     return None
 
 
-def make_available(x: Execution, e: Event) -> B:
+def make_available(x: Execution, e: Event, av_none_too: bool = False) -> B:
     """S000 MakeAvailable: "A synchronization operation with at least release ordering ...
-    if it is not marked as !{!"amdgcn-av", !"none"}"."""
-    if e.av_none or e.is_init:
+    if it is not marked as !{!"amdgcn-av", !"none"}". (`av_none_too`: as if unmarked.)"""
+    if (e.av_none and not av_none_too) or e.is_init:
         return False
     if e.kind == "cmpxchg":
         return AND(x.writes(e), is_release(e.order))
     return e.kind in ("store", "rmw", "fence") and is_release(e.order)
 
 
-def make_visible(x: Execution, e: Event) -> B:
+def make_visible(x: Execution, e: Event, av_none_too: bool = False) -> B:
     """S000 MakeVisible: "A synchronization operation with at least acquire ordering ...
-    if it is not marked as !{!"amdgcn-av", !"none"}"."""
-    if e.av_none or e.is_init:
+    if it is not marked as !{!"amdgcn-av", !"none"}". (`av_none_too`: as if unmarked.)"""
+    if (e.av_none and not av_none_too) or e.is_init:
         return False
     if e.kind == "cmpxchg":
         s = x.writes(e)
@@ -65,6 +66,7 @@ class AvVis:
         self.avail: dict[int, dict[int, tuple[B, int]]] = {}
         # per write W: {Y: (scope of Y, [expr for level 0..scope])}
         self.vis: dict[int, dict[int, tuple[int, list]]] = {}
+        self._excl: dict = {}      # explain only: non-inclusive pairs, see _inclusive
 
     def availability_operations(self, w: Event) -> dict[int, tuple[B, int]]:
         """S000 "Availability Operation": X is an availability operation on W if
@@ -78,7 +80,10 @@ class AvVis:
         if sw_ is not None:
             cands[w.id] = (x.writes(w), sw_)
         for e in x.ev:
-            if e.id == w.id or e.is_init or make_available(x, e) is False:
+            # explain: an amdgcn-av:none release gets a variable too, fixed false by the
+            # definition below, so that a core can name availability as what the tag removes
+            if e.id == w.id or e.is_init or make_available(
+                    x, e, av_none_too=x.ctx.explaining) is False:
                 continue
             if el.po(w, e) or el.contains(e, el.scope_in(e, sp), w):
                 cands[e.id] = (x.ctx.fresh_bool(f"avail_{w.label}_{e.label}"),
@@ -113,31 +118,78 @@ class AvVis:
             # the upstream options (LDS, volatile)
             lv = y.reads and y.loc == w.loc and av_scope(x, y) is not None
             mv = make_visible(x, y)
-            if not lv and mv is False:
+            mv_none = make_visible(x, y, av_none_too=x.ctx.explaining)   # as for avail.
+            if not lv and mv_none is False:
                 continue
             scopes = []
             if lv:
                 scopes.append(av_scope(x, y))
-            if mv is not False:
+            if mv is not False or not lv:
                 scopes.append(el.scope_in(y, sp))
             sy = max(scopes)        # docs: an operation with both roles acts at the wider one
             role = True if lv else mv
             levels = [x.ctx.fresh_bool(f"vis_{w.label}_{y.label}_{lv_}") for lv_ in range(sy + 1)]
             cands[y.id] = (sy, levels, role)
+        # "visible at some level l1 >= lvl" of candidate X, as nested ORs shared by every
+        # level (no new variables): up[X][l] = levels[l] ∨ up[X][l + 1]
+        up: dict[int, list] = {}
+        for xid, (sx2, levs, _) in cands.items():
+            u: list = [False] * (sx2 + 2)
+            for l1 in range(sx2, -1, -1):
+                u[l1] = OR(levs[l1], u[l1 + 1])
+            up[xid] = u
         for yid, (sy, levels, role) in cands.items():
             y = x.ev[yid]
+            # static parts per X, once per Y (not per level): hb(X, Y) and the scope facts
+            avs = [(av, x.hb(x.ev[xid], y, sp), min(sx, sy), self._inclusive(
+                    x.ev[xid], sx, y, sy, w)) for xid, (av, sx) in avail.items() if xid != yid]
+            # a non-inclusive pair is False (a variable fixed false when explaining)
+            avs = [(AND(av, inc), h, top) for av, h, top, inc in avs
+                   if inc is not False and h is not False]
+            vs = []
+            for xid, (sx2, levs, _) in cands.items():
+                if xid == yid:
+                    continue
+                ex = x.ev[xid]
+                h = x.hb(ex, y, sp)
+                if h is False or not el.contains(y, sy, ex):
+                    continue
+                # contains(X, l1, Y) is monotone in l1 (scope instances nest), so the levels
+                # l1 >= lvl at which X's instance includes Y are [max(lvl, m), sx2]
+                m = next((l1 for l1 in range(sx2 + 1) if el.contains(ex, l1, y)), None)
+                if m is not None:
+                    vs.append((h, m, sx2, up[xid]))
+            # (1) as a chain over levels: the terms whose common scope reaches lvl are those
+            # reaching exactly lvl plus those reaching lvl + 1 (each AND built once)
+            c1_at: list = [False] * (sy + 2)
+            for lvl in range(sy, -1, -1):
+                c1_at[lvl] = OR([AND(av, h) for av, h, top in avs if min(top, sy) == lvl]
+                                + [c1_at[lvl + 1]])
+            memo: dict = {}
             for lvl in range(sy + 1):
-                c1 = OR(AND(av, x.hb(x.ev[xid], y, sp), min(sx, sy) >= lvl,
-                            self._inclusive_at(x.ev[xid], sx, y, sy))
-                        for xid, (av, sx) in avail.items() if xid != yid)             # (1)
-                c2 = OR(AND(levs[l1], x.hb(x.ev[xid], y, sp), el.contains(x.ev[xid], l1, y),
-                            el.contains(y, sy, x.ev[xid]))
-                        for xid, (sx2, levs, _) in cands.items() if xid != yid
-                        for l1 in range(lvl, sx2 + 1))                                 # (2)
-                rhs = AND(role, OR(c1, c2))
-                v = levels[lvl]
-                x.ctx.add(IFF(v, rhs))
+                c1 = c1_at[lvl]                                                        # (1)
+                c2_terms = []
+                for i, (h, m, sx2, u) in enumerate(vs):                                # (2)
+                    k = max(lvl, m)
+                    if k > sx2:
+                        continue
+                    if (i, k) not in memo:
+                        memo[(i, k)] = AND(u[k], h)
+                    c2_terms.append(memo[(i, k)])
+                rhs = AND(role, OR(c1, OR(c2_terms)))
+                x.ctx.add(IFF(levels[lvl], rhs))
         return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}
+
+    def _inclusive(self, a: Event, sa: int, b: Event, sb: int, w: Event) -> B:
+        """_inclusive_at; when explaining, a non-inclusive pair is a variable fixed false by
+        the family "scope inclusion" (encode/logic.py Ctx.excluded)."""
+        ok = self._inclusive_at(a, sa, b, sb)
+        if ok or not self.x.ctx.explaining:
+            return ok
+        key = (a.id, sa, b.id, sb)
+        if key not in self._excl:
+            self._excl[key] = self.x.ctx.excluded(f"incl_{a.label}_{b.label}", F.SCOPE)
+        return self._excl[key]
 
     def _inclusive_at(self, a: Event, sa: int, b: Event, sb: int) -> bool:
         el = self.el
@@ -189,10 +241,12 @@ def encode_location_order(x: Execution) -> AvVis:
                 x.lo_rel[(a, b)] = AND(x.writes(x.ev[a]), v) if not x.ev[a].is_init else True
         return av
     writes = [e for e in x.ev if e.writes and not e.is_init]
-    for w in writes:
-        av.avail[w.id] = av.availability_operations(w)
-    for w in writes:
-        av.vis[w.id] = av.visibility_operations(w)
+    with x.ctx.family(F.AVAIL):
+        for w in writes:
+            av.avail[w.id] = av.availability_operations(w)
+    with x.ctx.family(F.VIS):
+        for w in writes:
+            av.vis[w.id] = av.visibility_operations(w)
     for w in writes:
         av.location_order(w)
     if o.read_lo:

@@ -4,6 +4,7 @@ modification order only then), and the coherence order of all writes (docs R-fin
 
 from __future__ import annotations
 
+from .. import families as F
 from ..elaborate import strong_atomic
 from . import async_ops
 from .execution import Execution
@@ -19,11 +20,13 @@ def coherence(x: Execution) -> None:
         # docs R-final: co extends location order between writes (option final_co: hb, the
         # other reading, extends happens-before instead).
         by_hb = el.model.options.final_co == "hb"
-        for a in ws:
-            for b in ws:
-                if a.id != b.id and not b.is_init:
-                    order = OR(x.lo(a, b), AND(x.writes(a), x.hb(a, b, sp)) if by_hb else False)
-                    x.ctx.add(IMPLIES(AND(order, x.writes(b)), x.co(a, b)))
+        with x.ctx.family(F.CO_LO):
+            for a in ws:
+                for b in ws:
+                    if a.id != b.id and not b.is_init:
+                        order = OR(x.lo(a, b),
+                                   AND(x.writes(a), x.hb(a, b, sp)) if by_hb else False)
+                        x.ctx.add(IMPLIES(AND(order, x.writes(b)), x.co(a, b)))
         acc = [e for e in x.ev if e.loc == loc and strong_atomic(e)]
         aw = [e for e in acc if e.writes]
         ar = [e for e in acc if e.reads]

@@ -23,10 +23,10 @@ RMW_KINDS = ("rmw", "cmpxchg")
 
 
 class Execution:
-    def __init__(self, elab: Elab):
+    def __init__(self, elab: Elab, explaining: bool = False):
         self.elab = elab
         self.ev = elab.events
-        self.ctx = Ctx()
+        self.ctx = Ctx(explaining)
         # values: (undef, value) for every read and every write
         self.rundef: dict[int, B] = {}
         self.rval: dict[int, z3.BitVecRef] = {}
@@ -48,6 +48,7 @@ class Execution:
         self.bar_pair: dict = {}
         self.bar_pick: list = []
         self._fr: dict[tuple[int, int], B] = {}
+        self._co: dict[tuple[int, int], B] = {}
         self._declare()
 
     # ---- declarations ----
@@ -94,7 +95,11 @@ class Execution:
             return True
         if b.is_init:
             return False
-        return self.co_rank[a.id] < self.co_rank[b.id]
+        key = (a.id, b.id)
+        c = self._co.get(key)
+        if c is None:      # built once per pair: the coherence axioms ask for it many times
+            c = self._co[key] = self.co_rank[a.id] < self.co_rank[b.id]
+        return c
 
     def hb(self, a: Event, b: Event, space: str) -> B:
         """a happens-before b, for the effects on memory in address space `space`."""

@@ -3,85 +3,158 @@ the encoding context shared by the axiom modules."""
 
 from __future__ import annotations
 
-from typing import Iterable, Union
+from contextlib import contextmanager
+from typing import Optional, Union
 
 import z3
+
+from ..families import STRUCTURE
+from ..limits import tick
 
 B = Union[bool, z3.BoolRef]
 
 
-def AND(*xs: B) -> B:
-    out = []
-    for x in _flat(xs):
-        if x is False:
-            return False
-        if x is True:
+def _mk(kind, out: list) -> z3.BoolRef:
+    """z3.And / z3.Or of Boolean terms, built by one call into Z3's C API: the Python wrappers
+    coerce and sort-check every argument, which dominated the encoding time."""
+    ctx = out[0].ctx
+    arr = (z3.Ast * len(out))()
+    for i, a in enumerate(out):
+        arr[i] = a.as_ast()
+    return z3.BoolRef(kind(ctx.ref(), len(out), arr), ctx)
+
+
+_MK_AND = z3.z3core.Z3_mk_and
+_MK_OR = z3.z3core.Z3_mk_or
+_BoolRef = z3.BoolRef
+
+
+def _collect(xs, out: list, absorbing: bool) -> bool:
+    """Flatten xs into out, dropping the neutral constant; True when the absorbing constant
+    (`absorbing`) occurs."""
+    for x in xs:
+        if x is absorbing:
+            return True
+        if x is (not absorbing):
             continue
-        out.append(x)
+        if isinstance(x, _BoolRef):
+            out.append(x)
+        elif isinstance(x, bool):
+            if x == absorbing:
+                return True
+        elif isinstance(x, (list, tuple)) or hasattr(x, "__next__") or type(x).__name__ in (
+                "dict_values", "dict_keys"):
+            if _collect(x, out, absorbing):
+                return True
+        else:
+            out.append(x)
+    return False
+
+
+def AND(*xs: B) -> B:
+    out: list = []
+    if _collect(xs, out, False):
+        return False
     if not out:
         return True
-    return out[0] if len(out) == 1 else z3.And(out)
+    if len(out) == 1:
+        return out[0]
+    if all(type(a) is _BoolRef for a in out):
+        return _mk(_MK_AND, out)
+    return z3.And(out)
 
 
 def OR(*xs: B) -> B:
-    out = []
-    for x in _flat(xs):
-        if x is True:
-            return True
-        if x is False:
-            continue
-        out.append(x)
+    out: list = []
+    if _collect(xs, out, True):
+        return True
     if not out:
         return False
-    return out[0] if len(out) == 1 else z3.Or(out)
+    if len(out) == 1:
+        return out[0]
+    if all(type(a) is _BoolRef for a in out):
+        return _mk(_MK_OR, out)
+    return z3.Or(out)
 
 
 def NOT(x: B) -> B:
     if isinstance(x, bool):
         return not x
-    return z3.Not(x)
+    return _BoolRef(z3.z3core.Z3_mk_not(x.ctx.ref(), x.as_ast()), x.ctx)
 
 
 def IMPLIES(a: B, b: B) -> B:
     return OR(NOT(a), b)
 
 
-def _flat(xs) -> Iterable[B]:
-    for x in xs:
-        if isinstance(x, (list, tuple)) or hasattr(x, "__next__") or type(x).__name__ in (
-                "dict_values", "dict_keys"):
-            yield from _flat(x)
-        else:
-            yield x
-
-
 class Ctx:
-    """Holds the solver constraints and fresh-variable naming for one encoding."""
+    """Holds the solver constraints and fresh-variable naming for one encoding.
 
-    def __init__(self):
+    Every constraint is tagged with the named rule family it belongs to (`families`, parallel
+    to `constraints`): an encoding module sets it with `with ctx.family(NAME):` around what it
+    adds. `verify` ignores the tags (plain `s.add`); `explain` tracks one Boolean per family
+    to name the rules behind an unsat core (amdmm_smt/explain.py, amdmm_smt/families.py).
+    STRUCTURE (the default) is what a candidate execution is, never reported."""
+
+    def __init__(self, explaining: bool = False):
         self.constraints: list = []
+        self.families: list[str] = []
+        self.current: str = STRUCTURE
+        # explain only: an operation a rule statically excludes (a non-inclusive or other-
+        # address-space sw, an MMRA-dropped po edge, an amdgcn-av:none MakeAvailable) gets a
+        # variable fixed false under that rule's family, so that a core can name the rule.
+        # Same outcomes; verify never pays for the extra variables.
+        self.explaining = explaining
         self._n = 0
 
+    def excluded(self, name: str, family: str) -> z3.BoolRef:
+        """A fresh Boolean fixed false by `family` (only when explaining)."""
+        v = self.fresh_bool(name)
+        with self.family(family):
+            self.add(z3.Not(v))
+        return v
+
+    def included(self, name: str, family: str) -> z3.BoolRef:
+        """A fresh Boolean fixed true by `family`: a static fact a rule adds (explaining)."""
+        v = self.fresh_bool(name)
+        with self.family(family):
+            self.add(v)
+        return v
+
+    @contextmanager
+    def family(self, name: Optional[str]):
+        """Tag the constraints added inside with family `name` (STRUCTURE when None)."""
+        prev = self.current
+        self.current = name or STRUCTURE
+        try:
+            yield
+        finally:
+            self.current = prev
+
     def add(self, c: B, why: str = "") -> None:
+        tick()   # the encoding honours --timeout (amdmm_smt/limits.py)
         if c is True:
             return
         if c is False:
             # An unconditional contradiction: keep it, the solver reports UNSAT.
-            self.constraints.append(z3.BoolVal(False))
-            return
+            c = z3.BoolVal(False)
         self.constraints.append(c)
+        self.families.append(self.current)
 
     def define(self, name: str, expr: B) -> B:
         """A fresh Boolean equal to `expr` (constants are returned unchanged). Used for the
         recursive definitions: with happens-before acyclic they have a unique solution."""
         if isinstance(expr, bool):
             return expr
+        tick()
         v = z3.Bool(f"{name}#{self._n}")
         self._n += 1
         self.constraints.append(v == expr)
+        self.families.append(self.current)
         return v
 
     def fresh_bool(self, name: str) -> z3.BoolRef:
+        tick()
         v = z3.Bool(f"{name}#{self._n}")
         self._n += 1
         return v

@@ -5,6 +5,7 @@ scopes (synchronizes-with only between operations with inclusive scopes)."""
 from __future__ import annotations
 
 
+from .. import families as F
 from ..elaborate import Event, may_acquire, may_release, strong_atomic
 from ..ir import is_acquire, is_release
 from . import async_ops
@@ -70,7 +71,12 @@ def synchronizes_with(x: Execution) -> dict[str, dict[tuple[int, int], B]]:
                 continue
             spaces = [sp for sp in el.spaces if sp in el.sync_spaces(a)
                       and sp in el.sync_spaces(b) and el.inclusive(a, b, sp)]
-            if not spaces:
+            # explain: the spaces where scope inclusion or address-space synchronization
+            # rules the pair out get an sw fixed false by that rule (encode/logic.py Ctx)
+            barred = {} if not x.ctx.explaining else {
+                sp: (F.ADDR_SPACE if el.inclusive(a, b, sp) else F.SCOPE)
+                for sp in el.spaces if sp not in spaces}
+            if not spaces and not barred:
                 continue
             reads_from = []
             for w0 in _release_writes(x, a):
@@ -86,6 +92,9 @@ def synchronizes_with(x: Execution) -> dict[str, dict[tuple[int, int], B]]:
             v = x.ctx.define(f"sw_{a.label}_{b.label}", e)
             for sp in spaces:
                 per_space[sp][(a.id, b.id)] = v
+            for sp, fam in barred.items():
+                per_space[sp][(a.id, b.id)] = AND(v, x.ctx.excluded(
+                    f"sw_{a.label}_{b.label}_{sp}", fam))
     return per_space
 
 
@@ -99,19 +108,27 @@ def happens_before(x: Execution) -> None:
     solution is the transitive closure E+."""
     el = x.elab
     evs = [e for e in x.ev if not e.is_init]
-    sw = synchronizes_with(x)
+    with x.ctx.family(F.SYNC):
+        sw = synchronizes_with(x)
     if x.bar_pair:      # docs/semantics.md 10.5: barrier-arrive-release sw barrier-wait-acquire
         from .barrier import barrier_sw
-        for sp, edges in barrier_sw(x).items():
-            for k, v in edges.items():
-                sw[sp][k] = OR(sw[sp].get(k, False), v)
+        with x.ctx.family(F.BARRIER):
+            for sp, edges in barrier_sw(x).items():
+                for k, v in edges.items():
+                    sw[sp][k] = OR(sw[sp].get(k, False), v)
     x.sw_by_space = sw
     po_edges: dict[tuple[int, int], B] = {}
     for a in evs:
         for b in evs:
             if el.po_in_hb(a, b):
                 po_edges[(a.id, b.id)] = True
-    po_edges.update(async_ops.hb_edges(x))     # S004 / UP 2.4: docs §11.5
+            elif x.ctx.explaining and el.po(a, b):   # dropped by MMRA: named when explaining
+                po_edges[(a.id, b.id)] = x.ctx.excluded(f"po_{a.label}_{b.label}", F.MMRA)
+    edges = async_ops.hb_edges(x)                # S004 / UP 2.4: docs §11.5
+    if x.ctx.explaining:   # explain: completion edges named "async completion" (fixed true)
+        edges = {k: x.ctx.included(f"async_{k[0]}_{k[1]}", F.ASYNC) for k in edges
+                 if po_edges.get(k) is not True}
+    po_edges.update(edges)
     built: dict[tuple, dict] = {}
     for sp in el.spaces:
         key = tuple(sorted(sw[sp].items(), key=lambda kv: kv[0]))

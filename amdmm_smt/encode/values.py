@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import z3
 
+from .. import families as F
 from ..elaborate import Event
 from .execution import Execution
 from .logic import AND, B, IFF, IMPLIES, NOT, OR
@@ -52,9 +53,10 @@ def write_values(x: Execution) -> None:
                 ok = OR(ok, AND(NOT(both), x.ctx.fresh_bool(f"cas_undef_ok_{e.label}")))
             x.wr[e.id] = x.ctx.define(f"cas_ok_{e.label}", ok)
             x.wundef[e.id], x.wval[e.id] = nu, nv
-    for e in x.ev:
-        if e.reads:   # an undef register holds no particular bits: pin them for enumeration
-            x.ctx.add(IMPLIES(x.rundef[e.id], x.rval[e.id] == ZERO))
+    with x.ctx.family(F.STRUCTURE):
+        for e in x.ev:
+            if e.reads:   # an undef register holds no particular bits: pin them
+                x.ctx.add(IMPLIES(x.rundef[e.id], x.rval[e.id] == ZERO))
 
 
 def may_see(x: Execution, r: Event, w: Event) -> B:
@@ -99,12 +101,19 @@ def read_values(x: Execution) -> None:
         rfs = [x.rf(w, r) for w in ws]
         for w in ws:
             x.ctx.add(IMPLIES(x.rf(w, r), AND(definite, ms[w.id])))
-            x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
         x.ctx.add(IMPLIES(definite, OR(rfs)))
-        for i in range(len(rfs)):
-            for j in range(i + 1, len(rfs)):
-                x.ctx.add(NOT(AND(rfs[i], rfs[j])))
         x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
+        with x.ctx.family(F.STRUCTURE):
+            # What reads-from means: R returns the value of the one write it reads from, and
+            # a read with a defined value reads from some write (implied by the value rule
+            # above; stated here so that `explain` can drop the value rule and keep it).
+            for w in ws:
+                x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(
+                    x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
+            for i in range(len(rfs)):
+                for j in range(i + 1, len(rfs)):
+                    x.ctx.add(NOT(AND(rfs[i], rfs[j])))
+            x.ctx.add(IMPLIES(NOT(x.rundef[r.id]), OR(rfs)))
 
 
 def final_values(x: Execution) -> None:

@@ -1,0 +1,465 @@
+"""`amdmm-smt explain`: why an outcome is allowed (a witness execution read off the Z3 model
+of the encoding) or forbidden (a minimal set of named rule families whose constraints
+together rule it out: an unsat core over one tracking Boolean per family, minimised).
+
+The encoding is the one `verify` solves (encode/), with every constraint tagged by the family
+that added it (encode/logic.py Ctx.family, amdmm_smt/families.py). Only this module tracks
+families; `verify` adds the same constraints untracked.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import z3
+
+from . import families as F
+from .elaborate import Elab, Event, elaborate
+from .encode import encode
+from .encode.avvis import av_scope, make_available
+from .encode.execution import Execution
+from .graph import effects
+from .ir import LEVEL_NAME, SYSTEM, Condition, Test
+from .model import Model
+from .outcomes import format_state, projection
+from .solve import _signed, _term_z3, cond_z3
+
+
+@dataclass
+class Explanation:
+    test: Test
+    model: str
+    outcome: str
+    reachable: Optional[bool]              # None: the solver gave up
+    witness: Optional[dict] = None         # reachable: one execution
+    core: list = field(default_factory=list)      # unreachable: minimal families
+    without: dict = field(default_factory=dict)   # family -> a state reachable without it
+    minimal: bool = True                   # every family of the core checked necessary
+    seconds: float = 0.0
+
+    def record(self, timing: bool = True) -> dict:
+        rec = {"name": self.test.name, "file": self.test.file, "model": self.model,
+               "outcome": self.outcome,
+               "reachable": self.reachable}
+        if self.witness is not None:
+            rec["witness"] = self.witness
+        if self.reachable is False:
+            rec["forbidden_by"] = [
+                {"family": f, "source": F.describe(f)[0], "sentence": F.describe(f)[1],
+                 "without_it_reachable": self.without.get(f)} for f in self.core]
+            rec["minimal"] = self.minimal
+        if timing:
+            rec["seconds"] = round(self.seconds, 4)
+        return rec
+
+
+def parse_outcome(test: Test, text: str) -> Condition:
+    """An outcome / condition given on the command line, in the test's own terms."""
+    from .parse import _Ctx, _TestCtx, parse_condition
+    ctx = _Ctx("--outcome", test.memory, {})
+    return parse_condition(text, _TestCtx("--outcome", ctx, test.threads), 1)
+
+
+def _bool(v) -> z3.BoolRef:
+    return z3.BoolVal(v) if isinstance(v, bool) else v
+
+
+def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
+            minimise: bool = True) -> Explanation:
+    t0 = time.perf_counter()
+    deadline = t0 + timeout
+    elab = elaborate(test, model)
+    x = encode(elab, explaining=True)
+    s = z3.Solver()
+    groups: dict[str, list] = {}
+    plain = []
+    for c, fam in zip(x.ctx.constraints, x.ctx.families):
+        if F.untracked(fam):
+            plain.append(c)
+        else:
+            groups.setdefault(fam, []).append(c)
+    if plain:
+        s.add(*plain)
+    order = [f for f in F.CATALOGUE if f in groups] + sorted(f for f in groups
+                                                             if f not in F.CATALOGUE)
+    lits = {f: z3.Bool(f"family: {f}") for f in order}
+    for f in order:
+        s.add(z3.Implies(lits[f], z3.And(groups[f])))
+    s.add(_bool(z3.Not(x.ub) if not isinstance(x.ub, bool) else not x.ub))
+    s.add(_bool(cond_z3(x, cond.cond)))
+
+    def check(fams) -> z3.CheckSatResult:
+        s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
+        return s.check(*[lits[f] for f in fams])
+
+    ex = Explanation(test, model.name, cond.text, None)
+    r = check(order)
+    if r == z3.sat:
+        ex.reachable = True
+        ex.witness = witness(x, s.model())
+    elif r == z3.unsat:
+        ex.reachable = False
+        names = {str(v): f for f, v in lits.items()}
+        core = [f for f in order if f in {names[str(v)] for v in s.unsat_core()}]
+        if minimise:
+            keys, terms = projection(test)
+            zterms = [_term_z3(x, t) for t in terms]
+            for f in list(core):
+                if f not in core:
+                    continue
+                trial = [g for g in core if g != f]
+                r2 = check(trial)
+                if r2 == z3.unsat:
+                    got = {names[str(v)] for v in s.unsat_core()}
+                    core = [g for g in trial if g in got]
+                elif r2 == z3.sat:
+                    ex.without[f] = format_state(_state(s.model(), keys, zterms))
+                else:
+                    ex.minimal = False
+        ex.core = core
+    ex.seconds = time.perf_counter() - t0
+    return ex
+
+
+def _state(m: z3.ModelRef, keys, zterms) -> tuple:
+    vals = []
+    for (u, v) in zterms:
+        if _true(m, u):
+            vals.append(None)
+        else:
+            vals.append(_signed(m.eval(v, model_completion=True).as_long()))
+    return tuple(zip(keys, vals))
+
+
+def _true(m: z3.ModelRef, e) -> bool:
+    if isinstance(e, bool):
+        return e
+    return bool(z3.is_true(m.eval(e, model_completion=True)))
+
+
+# ---- the witness --------------------------------------------------------------------------
+
+def instance(el: Elab, e: Event, level: int) -> str:
+    """The name of e's instance of scope `level`, e.g. `workgroup 0.0.1` (agent.cluster.wg)."""
+    name = LEVEL_NAME[level]
+    if e.is_init or level == SYSTEM:
+        return name
+    key = el.paths[e.thread][level]
+    parts = []
+    for k in key:
+        parts.append(f"own{k[1]}" if isinstance(k, tuple) else str(k))
+    return f"{name} {'.'.join(parts)}"
+
+
+class _W:
+    """Reads one execution off a Z3 model."""
+
+    def __init__(self, x: Execution, m: z3.ModelRef):
+        self.x, self.m, self.el = x, m, x.elab
+
+    def t(self, e) -> bool:
+        return _true(self.m, e)
+
+    def val(self, undef, v) -> Optional[int]:
+        if self.t(undef):
+            return None
+        return _signed(self.m.eval(v, model_completion=True).as_long())
+
+
+def _fmt(v: Optional[int]) -> str:
+    return "undef" if v is None else str(v)
+
+
+def witness(x: Execution, m: z3.ModelRef) -> dict:
+    w = _W(x, m)
+    el = x.elab
+    ev = x.ev
+    happens = {e.id: w.t(x.writes(e)) for e in ev if e.writes}
+    events = []
+    for e in ev:
+        d = {"id": e.label, "thread": None if e.is_init else el.thread_names[e.thread],
+             "pos": e.pos, "kind": e.kind, "loc": e.loc,
+             "text": f"initial write of @{e.loc}" if e.is_init else e.instr.text,
+             "line": None if e.is_init else e.instr.line, "short": _short(e),
+             "scope": instance(el, e, el.scope_in(e, x.space(e)) if e.loc else e.scope)}
+        if e.reads:
+            d["read"] = _fmt(w.val(x.rundef[e.id], x.rval[e.id]))
+        if e.writes:
+            d["writes"] = happens[e.id]
+            if happens[e.id]:
+                d["wrote"] = _fmt(w.val(x.wundef[e.id], x.wval[e.id]))
+        events.append(d)
+    rf = sorted([ev[a].label, ev[b].label] for (a, b), v in x.rf_var.items() if w.t(v))
+    co = {}
+    for loc in el.locs:
+        ws = [e for e in el.writes_to(loc) if happens[e.id]]
+        ws.sort(key=lambda e: (0, 0) if e.is_init else (
+            1, m.eval(x.co_rank[e.id], model_completion=True).as_long()))
+        co[loc] = [e.label for e in ws]
+    sw = {}
+    for sp, rel in getattr(x, "sw_by_space", {}).items():
+        for (a, b), v in rel.items():
+            if w.t(v):
+                sw.setdefault((ev[a].label, ev[b].label), []).append(sp)
+    sw_list = [{"from": a, "to": b, "spaces": sps} for (a, b), sps in sorted(sw.items())]
+    hb = _hb_reduced(x, w)
+    reads = [_read(x, w, r) for r in ev if r.reads]
+    final = {loc: _fmt(w.val(*x.final[loc])) for loc in el.locs}
+    keys, terms = projection(el.test)
+    state = format_state(_state(m, keys, [_term_z3(x, t) for t in terms]))
+    return {"threads": el.thread_names, "events": events, "rf": rf, "co": co, "sw": sw_list,
+            "hb": hb, "reads": reads, "final": final, "state": state}
+
+
+ORDER_ABBR = {"unordered": "una", "monotonic": "rlx", "acquire": "acq", "release": "rel",
+              "acq_rel": "acq_rel", "seq_cst": "sc"}
+KIND_ABBR = {"init": "W", "load": "R", "store": "W", "rmw": "RMW", "cmpxchg": "CAS",
+             "fence": "F", "av_load": "R.av", "av_store": "W.av"}
+
+
+def _short(e: Event) -> str:
+    """herd-like: `W @x rel agent`, `R @y acq`, `F sc workgroup`."""
+    parts = [KIND_ABBR.get(e.kind, e.kind)]
+    if e.kind == "rmw":
+        parts[0] = f"RMW.{e.instr.op}"
+    if e.loc:
+        parts.append(f"@{e.loc}")
+    if e.order and not e.is_init:
+        parts.append(ORDER_ABBR.get(e.order, e.order))
+    if not e.is_init and (e.atomic or e.is_fence or e.kind.startswith("av_")):
+        parts.append(LEVEL_NAME[e.scope] + ("-one-as" if e.one_as else ""))
+    if e.tags:
+        parts.append("!" + ",".join(f"{p}:{q}" for p, q in sorted(e.tags)))
+    return " ".join(parts)
+
+
+def _hb_reduced(x: Execution, w: _W) -> list:
+    """Happens-before per group of address spaces that agree, transitively reduced, without
+    the initial writes (they happen-before everything)."""
+    groups: dict[frozenset, list] = {}
+    for sp, rel in sorted(x.hb_by_space.items()):
+        pairs = frozenset((a, b) for (a, b), v in rel.items()
+                          if not x.ev[a].is_init and w.t(v))
+        groups.setdefault(pairs, []).append(sp)
+    out = []
+    for pairs, sps in groups.items():
+        succ: dict[int, set] = {}
+        for a, b in pairs:
+            succ.setdefault(a, set()).add(b)
+        edges = []
+        for a, b in sorted(pairs):
+            if any(b in succ.get(c, ()) for c in succ.get(a, ()) if c != b):
+                continue
+            ea, eb = x.ev[a], x.ev[b]
+            edges.append({"from": ea.label, "to": eb.label,
+                          "po": x.elab.po(ea, eb)})
+        out.append({"spaces": sps, "edges": edges})
+    return out
+
+
+def _read(x: Execution, w: _W, r: Event) -> dict:
+    el = x.elab
+    sp = x.space(r)
+    ws = [e for e in el.writes_to(r.loc) if e.id != r.id]
+    ms = [e for e in ws if w.t(x.maysee.get((e.id, r.id), False))]
+    lo = [e for e in ws if w.t(x.lo(e, r))]
+    lo_ids = {e.id for e in lo}
+    if not lo:
+        rule = "(1) no write is location-ordered before R: undef"
+    elif r.atomic and all(e.atomic and el.inclusive(e, r, sp) for e in ms) and all(
+            el.inclusive(a, b, sp) for i, a in enumerate(ms) for b in ms[i + 1:]):
+        rule = ("(2) R and every write it may see are atomic with inclusive scopes: the value "
+                "of one of them")
+    elif any(e.id not in lo_ids for e in ms):
+        bad = [e.label for e in ms if e.id not in lo_ids]
+        rule = (f"(3) R may see {', '.join(bad)}, not location-ordered before R: undef")
+    elif len(ms) == 1:
+        rule = "(4) R may see exactly one write: its value"
+    else:
+        rule = "(5) otherwise: undef"
+    rf = [e.label for e in ws if w.t(x.rf(e, r))]
+    chains = {}
+    for e in lo:
+        chains[e.label] = lo_chain(x, w, e, r)
+    return {"read": r.label, "value": _fmt(w.val(x.rundef[r.id], x.rval[r.id])),
+            "reads_from": rf[0] if rf else None,
+            "may_see": [e.label for e in ms], "location_ordered_before": [e.label for e in lo],
+            "rule": rule, "chains": chains}
+
+
+# ---- availability / visibility chains ------------------------------------------------------
+
+def lo_chain(x: Execution, w: _W, wr: Event, y: Event) -> list:
+    """Why write `wr` is location-ordered before access `y` in this execution: the links of
+    the S000 chain, each with the operation, its role and the scope instance it acts in."""
+    el = x.elab
+    sp = x.space(wr)
+    if wr.is_init:
+        return [{"op": wr.label, "why": "the initial write is location-ordered before every "
+                 "access to its location", "scope": "system"}]
+    if w.t(x.po_hb(wr, y, sp)):
+        why = "program-ordered before " + y.label
+        if not el.po_in_hb(wr, y):      # MMRA: not directly, through compatible operations
+            mids = [e.label for e in x.ev if el.po(wr, e) and el.po(e, y)
+                    and w.t(x.hb(wr, e, sp)) and w.t(x.hb(e, y, sp))]
+            why += (" within happens-before (the MMRA tags are incompatible; through "
+                    f"{', '.join(mids) or 'synchronization'})")
+        return [{"op": wr.label, "why": why,
+                 "scope": instance(el, wr, el.scope_in(wr, sp))}]
+    av = getattr(x, "avvis", None)
+    if av is None or wr.id not in av.avail:     # plain LLVM model: lo is happens-before
+        return [{"op": wr.label, "why": "happens-before " + y.label + " (model without "
+                 "availability and visibility)", "scope": "system"}]
+    if y.reads:
+        for zid, (sz, levels) in sorted(av.vis[wr.id].items()):
+            z = x.ev[zid]
+            if not w.t(levels[0]):
+                continue
+            if zid == y.id or (el.po(z, y) and w.t(x.po_hb(z, y, sp))):
+                tail = "is R itself" if zid == y.id else f"precedes {y.label} in program order"
+                return _vis_chain(x, w, wr, zid, 0, set()) + [
+                    {"op": y.label, "why": f"location order: the visibility operation {tail}",
+                     "scope": ""}]
+    if y.writes:
+        for zid, (zv, szl) in sorted(av.avail[wr.id].items()):
+            z = x.ev[zid]
+            if w.t(zv) and w.t(x.hb(z, y, sp)) and el.contains(z, szl, y):
+                return _avail_chain(x, w, wr, zid, set()) + [
+                    {"op": y.label, "why": f"location order: the availability operation "
+                     f"{z.label} happens-before this write, which is in its scope instance",
+                     "scope": instance(el, z, szl)}]
+    if el.model.options.read_lo and wr.reads and w.t(x.hb(wr, y, sp)):
+        return [{"op": wr.label, "why": "a read happens-before " + y.label + " (read_lo)",
+                 "scope": "system"}]
+    return [{"op": wr.label, "why": "(no chain found)", "scope": ""}]
+
+
+def _avail_chain(x: Execution, w: _W, wr: Event, xid: int, seen: set) -> list:
+    el = x.elab
+    sp = x.space(wr)
+    av = x.avvis
+    e = x.ev[xid]
+    var, sx = av.avail[wr.id][xid]
+    inst = instance(el, e, sx)
+    if xid == wr.id:
+        return [{"op": e.label, "why": "availability operation (1): the write itself, "
+                 "store-available", "scope": inst}]
+    if w.t(make_available(x, e)) and w.t(x.po_hb(wr, e, sp)):
+        return [{"op": wr.label, "why": "the write", "scope": instance(
+            el, wr, el.scope_in(wr, sp))},
+            {"op": e.label, "why": "availability operation (2): MakeAvailable after the "
+             "write in program order", "scope": inst}]
+    seen = seen | {xid}
+    for zid, (zv, sz) in sorted(av.avail[wr.id].items()):
+        if zid in seen or not w.t(zv):
+            continue
+        z = x.ev[zid]
+        if w.t(x.hb(z, e, sp)) and el.contains(z, sz, e):
+            return _avail_chain(x, w, wr, zid, seen) + [
+                {"op": e.label, "why": f"availability operation (3): MakeAvailable including "
+                 f"the write, {z.label} happens-before it and its scope instance includes it",
+                 "scope": inst}]
+    return [{"op": e.label, "why": "availability operation (no chain found)", "scope": inst}]
+
+
+def _vis_chain(x: Execution, w: _W, wr: Event, yid: int, lvl: int, seen: set) -> list:
+    el = x.elab
+    sp = x.space(wr)
+    av = x.avvis
+    y = x.ev[yid]
+    sy, levels = av.vis[wr.id][yid]
+    top = max(lv for lv in range(sy + 1) if w.t(levels[lv]))
+    inst = instance(el, y, top)
+    role = "load-visible" if (y.reads and y.loc == wr.loc and av_scope(x, y) is not None) \
+        else "MakeVisible"
+    seen = seen | {yid}
+    for xid, (a, sx) in sorted(av.avail[wr.id].items()):
+        if xid == yid or not w.t(a):
+            continue
+        xe = x.ev[xid]
+        if w.t(x.hb(xe, y, sp)) and min(sx, sy) >= lvl and av._inclusive_at(xe, sx, y, sy):
+            return _avail_chain(x, w, wr, xid, set()) + [
+                {"op": y.label, "why": f"visibility operation (1), {role}: {xe.label} "
+                 f"happens-before it with inclusive scopes; visible in their common scope "
+                 f"instance and below", "scope": inst}]
+    for xid, (sx2, levs) in sorted(av.vis[wr.id].items()):
+        if xid in seen:
+            continue
+        xe = x.ev[xid]
+        if not w.t(x.hb(xe, y, sp)) or not el.contains(y, sy, xe):
+            continue
+        for l1 in range(sx2, lvl - 1, -1):
+            if w.t(levs[l1]) and el.contains(xe, l1, y):
+                return _vis_chain(x, w, wr, xid, l1, seen) + [
+                    {"op": y.label, "why": f"visibility operation (2), {role}: {xe.label} "
+                     f"happens-before it, made the write visible in {instance(el, xe, l1)} "
+                     f"which includes it, and is in its scope instance", "scope": inst}]
+    return [{"op": y.label, "why": "visibility operation (no chain found)", "scope": inst}]
+
+
+# ---- text ---------------------------------------------------------------------------------
+
+def format_text(ex: Explanation) -> str:
+    out = [f"{ex.test.name} ({ex.test.file}), model {ex.model}", f"outcome: {ex.outcome}"]
+    if ex.reachable is None:
+        out.append("unknown: the solver gave up within --timeout")
+        return "\n".join(out)
+    if ex.reachable:
+        out.append("ALLOWED. A witness execution:")
+        out += ["  " + ln for ln in format_witness(ex.witness)]
+        return "\n".join(out)
+    if not ex.core:
+        out.append("FORBIDDEN by the structure of executions alone (no execution of these "
+                   "instructions produces these values, whatever the memory model)")
+        return "\n".join(out)
+    out.append(f"FORBIDDEN. A minimal set of rule families that together rule it out "
+               f"({len(ex.core)}{'' if ex.minimal else ', minimality not fully checked'}):")
+    for f in ex.core:
+        src, sentence = F.describe(f)
+        out.append(f"  - {f}" + (f" [{src}]" if src else ""))
+        if sentence:
+            out.append(f"      {sentence}")
+        if f in ex.without:
+            out.append(f"      without it, reachable: {ex.without[f]}")
+    return "\n".join(out)
+
+
+def format_witness(wt: dict) -> list:
+    ev = {e["id"]: e for e in wt["events"]}
+    out = [f"final state: {wt['state']}"]
+    inits = [e for e in wt["events"] if e["thread"] is None]
+    if inits:
+        out.append("initial writes: " + ", ".join(
+            f"@{e['loc']} = {e.get('wrote', 'undef')}" for e in inits))
+    for t in wt["threads"]:
+        out.append(f"thread {t}:")
+        for e in wt["events"]:
+            if e["thread"] != t:
+                continue
+            extra = effects(e)
+            out.append(f"  {e['id']:<8} {e['text']}")
+            out.append(f"  {'':<8}   [{e['scope']}]" + (f" {'; '.join(extra)}" if extra else ""))
+    out.append("reads-from: " + (", ".join(f"{a} -> {b}" for a, b in wt["rf"]) or "none"))
+    for loc, ws in sorted(wt["co"].items()):
+        out.append(f"modification order @{loc}: " + " < ".join(ws))
+    out.append("synchronizes-with: " + (", ".join(
+        f"{s['from']} -> {s['to']} ({', '.join(s['spaces'])})" for s in wt["sw"]) or "none"))
+    for g in wt["hb"]:
+        cross = [f"{h['from']} -> {h['to']}" for h in g["edges"] if not h["po"]]
+        out.append(f"happens-before ({', '.join(g['spaces'])}), transitively reduced, beyond "
+                   f"program order: " + (", ".join(cross) or "none"))
+    for r in wt["reads"]:
+        e = ev[r["read"]]
+        out.append(f"read {r['read']} ({e['text']}) returns {r['value']}"
+                   + (f", reading from {r['reads_from']}" if r["reads_from"] else ""))
+        out.append(f"  may see: {', '.join(r['may_see']) or 'nothing'}; location-ordered "
+                   f"before it: {', '.join(r['location_ordered_before']) or 'nothing'}")
+        out.append(f"  value rule: {r['rule']}")
+        for wlab, chain in sorted(r["chains"].items()):
+            out.append(f"  {wlab} location-ordered before it:")
+            for link in chain:
+                sc = f"[{link['scope']}] " if link["scope"] else ""
+                out.append(f"    {link['op']:<8} {sc}{link['why']}")
+    return out
