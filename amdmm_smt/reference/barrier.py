@@ -324,7 +324,6 @@ class BarrierProgram:
         results = {}
         path: list[str] = []
         budget = [0]
-        self._closed_members: dict = {}
 
         def finish(state, ub):
             key = (state, ub)
@@ -563,12 +562,12 @@ class BarrierProgram:
             # the rules concern the operations the run performed (a deadlocked run never
             # performs what follows the blocked waits)
             done = {o for w, s in enumerate(self.seq) for o in s[:pcs[w]]}
-            self._s002_rules(hit, bexec, phase_of, match, waits_of, members, drc, done)
+            self._s002_rules(hit, bexec, phase_of, match, waits_of, members, done)
         if ub is not None:
             out["ub"], out["ub_op"] = ub[0], self.name(ub[1])
         return out
 
-    def _s002_rules(self, hit, bexec, phase_of, match, waits_of, members, drc, done):
+    def _s002_rules(self, hit, bexec, phase_of, match, waits_of, members, done):
         ops = self.ops
         # drop races (R-bar-drop-race): for A -> D in thread-barrier-order<BO>
         if self.opts.drop_race != "completion":     # completion: a step rule (_step)
