@@ -204,6 +204,43 @@ def state_sort_key(state: State):
     return tuple((0, v) if v is not None else (1, 0) for _, v in state)
 
 
+def judge_ub(res: Result, an) -> None:
+    """docs/semantics.md 10.6 (R-bar-ub): undefined behaviour in some or every execution is
+    never a clean pass. `an`: an engine's barrier analysis (`ub_rule()`, `ub`: rule -> (op, run),
+    `all_undefined`). Shared by both engines (moved from solve.py)."""
+    test = res.test
+    rule = an.ub_rule()
+    if rule is None:
+        if test.undefined == "some":
+            res.verdicts.append(Verdict("undefined", "some", "fail",
+                                        "no execution is undefined"))
+        return
+    op, run = an.ub[rule]
+    res.ub = {"rule": rule, "all": an.all_undefined, "op": op, "run": run,
+              "rules": sorted(an.ub)}
+    where = f"{rule} at {op}"
+    if an.all_undefined:
+        if test.expect == "undefined":
+            for v in res.verdicts:
+                if v.kind == "undefined":
+                    v.detail += f" ({where})"
+            return
+        res.verdicts.append(Verdict("undefined", "defined", "fail",
+                                    f"undefined behaviour in every execution: {where}"))
+        return
+    if test.undefined == "some":
+        res.verdicts.append(Verdict("undefined", "some", "pass",
+                                    f"undefined in some executions: {where}"))
+    elif test.expect != "undefined":
+        res.verdicts.append(Verdict("undefined", "defined", "fail",
+                                    f"undefined behaviour in some executions: {where} (a test "
+                                    "that means it declares `undefined: some`)"))
+    else:
+        for v in res.verdicts:
+            if v.kind == "undefined":
+                v.detail += f"; undefined only in some executions: {where}"
+
+
 def limit_result(test: Test, model, reason: str, seconds: float) -> Result:
     """The unknown result of a test stopped by --timeout or --memory (amdmm_smt/limits.py):
     every expectation it has is unknown, with the reason. `model`: a Model, or its name when

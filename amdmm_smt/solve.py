@@ -17,8 +17,8 @@ from .encode.logic import AND, NOT, OR
 from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
 from .cflow import combos, test_has_cflow, unroll_bound
-from .outcomes import (Result, State, Verdict, cf_verdicts, eval_cond, judge, limit_result,
-                       projection, state_sort_key, wanted_states)
+from .outcomes import (Result, State, Verdict, cf_verdicts, eval_cond, judge, judge_ub,
+                       limit_result, projection, state_sort_key, wanted_states)
 
 
 # ---- conditions -------------------------------------------------------------------------
@@ -350,42 +350,6 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
     if x.bar is not None:
         judge_ub(res, x.bar)
     return res
-
-
-def judge_ub(res: Result, an) -> None:
-    """docs/semantics.md 10.6 (R-bar-ub): undefined behaviour in some or every execution is
-    never a clean pass. `an`: the barrier analysis (encode/barrier.py)."""
-    test = res.test
-    rule = an.ub_rule()
-    if rule is None:
-        if test.undefined == "some":
-            res.verdicts.append(Verdict("undefined", "some", "fail",
-                                        "no execution is undefined"))
-        return
-    op, run = an.ub[rule]
-    res.ub = {"rule": rule, "all": an.all_undefined, "op": op, "run": run,
-              "rules": sorted(an.ub)}
-    where = f"{rule} at {op}"
-    if an.all_undefined:
-        if test.expect == "undefined":
-            for v in res.verdicts:
-                if v.kind == "undefined":
-                    v.detail += f" ({where})"
-            return
-        res.verdicts.append(Verdict("undefined", "defined", "fail",
-                                    f"undefined behaviour in every execution: {where}"))
-        return
-    if test.undefined == "some":
-        res.verdicts.append(Verdict("undefined", "some", "pass",
-                                    f"undefined in some executions: {where}"))
-    elif test.expect != "undefined":
-        res.verdicts.append(Verdict("undefined", "defined", "fail",
-                                    f"undefined behaviour in some executions: {where} (a test "
-                                    "that means it declares `undefined: some`)"))
-    else:
-        for v in res.verdicts:
-            if v.kind == "undefined":
-                v.detail += f"; undefined only in some executions: {where}"
 
 
 THIN_AIR_PROBES = (0x5EED1234, 0x0BADF00D)

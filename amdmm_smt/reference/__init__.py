@@ -35,6 +35,8 @@ state (`ev`, `opts`, the static relations):
   avvis.py      scopes of the av roles, availability, visibility, location order (S000)
   coherence.py  the coherence rules as constraints on co, and the co orders that satisfy them
   seq_cst.py    psc per address space and its acyclicity
+  barrier.py    execution barriers (section 10): operations per wave, runs, participation,
+                phases, barrier-executes-before, the UB rules, barrier synchronizes-with
   async_ops.py  async operations (section 11): their program order, asyncmark sequences and
                 completion (computed here, not taken from `Elab.async_hb`), and the
                 happens-before edges E-init / E-done
@@ -50,15 +52,16 @@ from typing import Optional
 from ..elaborate import elaborate
 from ..ir import Test
 from ..model import Model
-from ..outcomes import Result, eval_cond, judge, projection, state_sort_key, wanted_states
+from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key,
+                        wanted_states)
 from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
-from .engine import reference_outcomes, reference_outcomes_ub
+from .engine import reference_analysis, reference_outcomes, reference_outcomes_ub
 from ..cflow import combos, test_has_cflow, unroll_bound
 from ..outcomes import cf_verdicts
 from dataclasses import replace
 
-__all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported", "reference_outcomes",
-           "run_reference"]
+__all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
+           "reference_analysis", "reference_outcomes", "run_reference"]
 
 
 def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
@@ -69,9 +72,10 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     elab = elaborate(test, model)
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
-    why, thin_air = "", False
+    why, thin_air, an = "", False, None
     try:
-        states, complete = sorted(reference_outcomes(elab, limit), key=state_sort_key), True
+        found, an = reference_analysis(elab, limit)
+        states, complete = sorted(found, key=state_sort_key), True
     except ReferenceUnbounded as e:      # said as what it is, not as a solver giving up
         states, complete, thin_air, why = [], False, True, f"reference engine: {e}"
     except ReferenceUnsupported as e:
@@ -86,6 +90,8 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     res = judge(test, model, keys, states, complete, exists_query, t0, wanted)
     res.why, res.thin_air = why, thin_air
     res.warnings = list(elab.warnings)
+    if an is not None:
+        judge_ub(res, an)          # docs/semantics.md 10.6
     return res
 
 

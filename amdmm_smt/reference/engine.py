@@ -16,6 +16,7 @@ from .control import Control
 from .coherence import Coherence
 from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
                      ReferenceUnsupported, _bits, _Guess, _signed)
+from .barrier import _closure, analyse
 from .seq_cst import SeqCst
 from .sync import Sync
 from .values import Values
@@ -31,10 +32,12 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         ev = self.ev = elab.events
         n = self.n = len(ev)
         assert all(e.id == i for i, e in enumerate(ev))
-        if getattr(elab, "barrier", None) is not None:
-            # Barrier operations are not events (elab.barrier, docs/semantics.md 10.3); until
-            # this engine's barrier family lands, refuse rather than ignore them.
-            raise ReferenceUnsupported("execution barriers (docs/semantics.md section 10)")
+        # execution barriers (barrier.py, docs/semantics.md 10.5): for one group of runs,
+        # the barrier synchronizes-with edges per space (masks), the isfirst registers and,
+        # under pr170447, the alternative sets of hb pairs the runs' bmo forbid
+        self.bsw: dict = {}
+        self.bar_regs: dict = {}
+        self.hb_alts = None
         for e in ev:
             if e.kind not in ("init", "load", "store", "rmw", "cmpxchg", "fence", "av_load",
                               "av_store") + ASYNC_KINDS:
@@ -96,6 +99,14 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         self.incl_of = {loc: self.incl_in[sp] for loc, sp in self.loc_space.items()}
         self.init_sync()
 
+    def bmo_consistent(self, hbs) -> bool:
+        """pr170447 (S003 "Barrier-modification-order<BO> is consistent with
+        happens-before"): some run of the group has no bmo pair contradicted by hb."""
+        for forbidden in self.hb_alts:
+            if not any(hb[e] >> f & 1 for (e, f) in forbidden for hb in hbs.values()):
+                return True
+        return False
+
     def analyze(self, rf, hap, roles, sw):
         """Everything of sections 6 and 7 that does not depend on co, for one reads-from
         choice and one synchronizes-with (`sw[sp]` per address space): happens-before per
@@ -107,6 +118,8 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         MA, MV = roles[2], roles[3]
         hbs = self.hbs_per_space(sw)                                       # sync.py
         if hbs is None:
+            return None
+        if self.hb_alts is not None and not self.bmo_consistent(hbs):      # barrier (10.5)
             return None
         hb_of = {loc: hbs[sp] for loc, sp in self.loc_space.items()}
         if self.sees_hb_later(rf, hb_of):                                  # values.py
@@ -331,7 +344,10 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
                 v = None if w is None else wval[w]
             else:
                 tname, reg = k.split(":%", 1)
-                v = self.reg_value(tname, reg, rval.__getitem__)
+                if (tname, reg) in self.bar_regs:
+                    v = self.bar_regs[(tname, reg)]        # isfirst (docs 10.5)
+                else:
+                    v = self.reg_value(tname, reg, rval.__getitem__)   # control.py (§15.4)
             if v is UNKNOWN:
                 raise ReferenceUnbounded(
                     f"{k}: a consistent execution whose value depends on itself through "
@@ -341,10 +357,38 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
 
 
 def reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
+    """The final states of the defined candidate executions (docs/semantics.md 10.6)."""
+    return reference_analysis(elab, limit)[0]
+
+
+def reference_analysis(elab: Elab, limit: int = 2_000_000):
+    """(final states of the defined executions, barrier analysis or None)."""
     if getattr(elab.model.options, "no_thin_air", False):
         raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
                                    "reference engine")
-    return _reference_outcomes(elab, limit)
+    if getattr(elab, "barrier", None) is None:
+        return _reference_outcomes(elab, limit), None
+    eng = _Engine(elab)
+    an = analyse(elab, eng.spaces, limit)                              # barrier.py
+    # runs whose bsw give the same (po ∪ bsw)+ in every space give the same happens-before
+    # for every reads-from choice (hb = (po ∪ sw ∪ bsw)+): analyse the memory once for them
+    merged: dict = {}
+    for (bsw, regs), alts in sorted(an.groups.items(), key=repr):
+        masks = {sp: [0] * eng.n for sp in eng.spaces}
+        for (sp, f, g) in bsw:
+            masks[sp][f] |= 1 << g
+        key = (tuple(tuple(_closure([a | b for a, b in zip(eng.po_c, masks[sp])]))
+                     for sp in eng.spaces), regs)
+        if key not in merged:
+            merged[key] = (masks, set())
+        merged[key][1].update(alts)
+    out: set = set()
+    for (_, regs), (masks, alts) in merged.items():
+        eng.bsw = masks
+        eng.bar_regs = {k: (v if v is None else v & 0xFFFFFFFF) for k, v in regs}
+        eng.hb_alts = None if alts == {frozenset()} else list(alts)
+        out |= eng.run(limit)
+    return out, an
 
 
 def _reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:

@@ -143,6 +143,9 @@ class Sync:
         hbs = {}
         cache: dict = {}
         for sp in self.spaces:
+            if self.bsw:
+                # docs/semantics.md 10.5: bsw_AS is added to sw_AS (barrier.py)
+                sw = {**sw, sp: [a | b for a, b in zip(sw[sp], self.bsw[sp])]}
             key = tuple(sw[sp])
             if key not in cache:
                 cache[key] = self.happens_before(sw[sp])

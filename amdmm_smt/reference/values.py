@@ -45,6 +45,8 @@ class Values:
         (`read_value(event id)`)."""
         if isinstance(o, Reg):
             tname = self.elab.thread_names[e.thread]
+            if (tname, o.name) in self.bar_regs:
+                return self.bar_regs[(tname, o.name)]      # isfirst (docs 10.5)
             return self.reg_value(tname, o.name, read_value)      # control.py (§15.4)
         return o & M32
 
