@@ -218,8 +218,15 @@ def judge_ub(res: Result, an) -> None:
     op, run = an.ub[rule]
     res.ub = {"rule": rule, "all": an.all_undefined, "op": op, "run": run,
               "rules": sorted(an.ub)}
-    where = f"{rule} at {op}"
-    if an.all_undefined:
+    ub_verdict(res, f"{rule} at {op}", an.all_undefined)
+
+
+def ub_verdict(res: Result, where: str, every: bool) -> None:
+    """docs 10.6 (R-bar-ub), for every kind of undefined behaviour (barrier rules, branch on
+    undef): in every execution it passes only `expect: undefined`; in some executions it passes
+    only a test that declares `undefined: some`; `where` names the rule and the operation."""
+    test = res.test
+    if every:
         if test.expect == "undefined":
             for v in res.verdicts:
                 if v.kind == "undefined":
@@ -228,7 +235,7 @@ def judge_ub(res: Result, an) -> None:
         res.verdicts.append(Verdict("undefined", "defined", "fail",
                                     f"undefined behaviour in every execution: {where}"))
         return
-    if test.undefined == "some":
+    if getattr(test, "undefined", None) == "some":
         res.verdicts.append(Verdict("undefined", "some", "pass",
                                     f"undefined in some executions: {where}"))
     elif test.expect != "undefined":
@@ -283,26 +290,7 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
         res.ub = {"rule": "branch-on-undef", "all": every, "op": f"{thread} line {line}",
                   "run": [f"{thread} branches on an undef condition (LangRef br: immediate "
                           "undefined behaviour; docs 15.5)"], "rules": ["branch-on-undef"]}
-        where = f"branch on undef at {thread}, line {line}"
-        if every:
-            if test.expect == "undefined":
-                for v in res.verdicts:
-                    if v.kind == "undefined":
-                        v.detail += f" ({where})"
-            else:
-                res.verdicts.append(Verdict("undefined", "defined", "fail",
-                                            f"undefined behaviour in every execution: {where}"))
-        elif getattr(test, "undefined", None) == "some":
-            res.verdicts.append(Verdict("undefined", "some", "pass",
-                                        f"undefined in some executions: {where}"))
-        elif test.expect != "undefined":
-            res.verdicts.append(Verdict("undefined", "defined", "fail",
-                                        f"undefined behaviour in some executions: {where} (a "
-                                        "test that means it declares `undefined: some`)"))
-        else:
-            for v in res.verdicts:
-                if v.kind == "undefined":
-                    v.detail += f"; undefined only in some executions: {where}"
+        ub_verdict(res, f"branch on undef at {thread}, line {line}", every)
     elif complete and getattr(test, "undefined", None) == "some":
         res.verdicts.append(Verdict("undefined", "some", "fail", "no execution is undefined"))
     elif test.expect == "undefined" and complete:
