@@ -67,63 +67,97 @@ def _bool(v) -> z3.BoolRef:
     return z3.BoolVal(v) if isinstance(v, bool) else v
 
 
+class _Tracked:
+    """One straight-line test (a control-flow test: one combination of thread paths, docs
+    15.2) encoded with a tracking literal per named family, and the condition asserted."""
+
+    def __init__(self, test: Test, model: Model, cond: Condition):
+        self.x = x = encode(elaborate(test, model), explaining=True)
+        self.s = s = z3.Solver()
+        groups: dict[str, list] = {}
+        plain = []
+        for c, fam in zip(x.ctx.constraints, x.ctx.families):
+            if F.untracked(fam):
+                plain.append(c)
+            else:
+                groups.setdefault(fam, []).append(c)
+        if plain:
+            s.add(*plain)
+        self.order = [f for f in F.CATALOGUE if f in groups] + sorted(
+            f for f in groups if f not in F.CATALOGUE)
+        self.lits = {f: z3.Bool(f"family: {f}") for f in self.order}
+        for f in self.order:
+            s.add(z3.Implies(self.lits[f], z3.And(groups[f])))
+        s.add(_bool(z3.Not(x.ub) if not isinstance(x.ub, bool) else not x.ub))
+        s.add(_bool(cond_z3(x, cond.cond)))
+        self.names = {str(v): f for f, v in self.lits.items()}
+        keys, terms = projection(test)
+        self.keys, self.zterms = keys, [_term_z3(x, t) for t in terms]
+
+    def check(self, fams, deadline: float) -> z3.CheckSatResult:
+        """Satisfiable with the families `fams` on (a family this test lacks adds nothing)."""
+        self.s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
+        return self.s.check(*[self.lits[f] for f in fams if f in self.lits])
+
+    def core(self) -> set:
+        return {self.names[str(v)] for v in self.s.unsat_core()}
+
+    def state(self) -> str:
+        return format_state(_state(self.s.model(), self.keys, self.zterms))
+
+
+def _combinations(test: Test):
+    """The straight-line tests to explain: the test itself, or for a test with control flow
+    every combination of complete thread paths (docs 15.2; paths cut by the unroll bound end
+    no execution and are left out)."""
+    from .cflow import combos, test_has_cflow, unroll_bound
+    if not test_has_cflow(test):
+        return [test]
+    _, _, gen = combos(test, unroll_bound(test, None))
+    return [ct for ct, cut in gen if not cut]
+
+
 def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
             minimise: bool = True) -> Explanation:
-    from .cflow import test_has_cflow
-    if test_has_cflow(test):     # docs/semantics.md 15.6
-        raise Unsupported("explain does not analyse tests with control flow yet (the outcome "
-                          "set of `verify` does; docs/semantics.md 15.6)", test.file, test.line)
+    """A witness of a reachable condition, or a minimal set of named families that forbids
+    it. With control flow (docs 15.6) the witness comes from one combination of thread paths,
+    and the families must forbid the condition in every combination."""
     t0 = time.perf_counter()
     deadline = t0 + timeout
-    elab = elaborate(test, model)
-    x = encode(elab, explaining=True)
-    s = z3.Solver()
-    groups: dict[str, list] = {}
-    plain = []
-    for c, fam in zip(x.ctx.constraints, x.ctx.families):
-        if F.untracked(fam):
-            plain.append(c)
-        else:
-            groups.setdefault(fam, []).append(c)
-    if plain:
-        s.add(*plain)
-    order = [f for f in F.CATALOGUE if f in groups] + sorted(f for f in groups
-                                                             if f not in F.CATALOGUE)
-    lits = {f: z3.Bool(f"family: {f}") for f in order}
-    for f in order:
-        s.add(z3.Implies(lits[f], z3.And(groups[f])))
-    s.add(_bool(z3.Not(x.ub) if not isinstance(x.ub, bool) else not x.ub))
-    s.add(_bool(cond_z3(x, cond.cond)))
-
-    def check(fams) -> z3.CheckSatResult:
-        s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
-        return s.check(*[lits[f] for f in fams])
-
     ex = Explanation(test, model.name, cond.text, None)
-    r = check(order)
-    if r == z3.sat:
-        ex.reachable = True
-        ex.witness = witness(x, s.model())
-    elif r == z3.unsat:
-        ex.reachable = False
-        names = {str(v): f for f, v in lits.items()}
-        core = [f for f in order if f in {names[str(v)] for v in s.unsat_core()}]
-        if minimise:
-            keys, terms = projection(test)
-            zterms = [_term_z3(x, t) for t in terms]
-            for f in list(core):
-                if f not in core:
-                    continue
-                trial = [g for g in core if g != f]
-                r2 = check(trial)
-                if r2 == z3.unsat:
-                    got = {names[str(v)] for v in s.unsat_core()}
-                    core = [g for g in trial if g in got]
-                elif r2 == z3.sat:
-                    ex.without[f] = format_state(_state(s.model(), keys, zterms))
-                else:
-                    ex.minimal = False
-        ex.core = core
+    setups = [_Tracked(ct, model, cond) for ct in _combinations(test)]
+    core: set = set()
+    for t in setups:
+        r = t.check(t.order, deadline)
+        if r == z3.sat:
+            ex.reachable = True
+            ex.witness = witness(t.x, t.s.model())
+            ex.seconds = time.perf_counter() - t0
+            return ex
+        if r != z3.unsat:
+            ex.seconds = time.perf_counter() - t0
+            return ex                              # the solver gave up: reachable None
+        core |= t.core()
+    ex.reachable = False
+    order = [f for f in F.CATALOGUE if f in core] + sorted(f for f in core
+                                                         if f not in F.CATALOGUE)
+    if minimise:
+        # deletion over every combination: a family stays iff without it some combination
+        # reaches the condition (then `without` shows that state)
+        for f in list(order):
+            if f not in order:
+                continue
+            trial = [g for g in order if g != f]
+            results = [(t, t.check(trial, deadline)) for t in setups]
+            sat = next((t for t, r in results if r == z3.sat), None)
+            if sat is not None:
+                ex.without[f] = sat.state()
+            elif all(r == z3.unsat for _, r in results):
+                got = set().union(*(t.core() for t in setups))
+                order = [g for g in trial if g in got]
+            else:
+                ex.minimal = False
+    ex.core = order
     ex.seconds = time.perf_counter() - t0
     return ex
 
