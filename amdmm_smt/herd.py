@@ -831,6 +831,7 @@ class FlagV:
 @dataclass(frozen=True)
 class UninitV:
     line: int
+    why: str = ""            # set when a goto / label edge left it without a value
 
 
 Value = Union[RegV, ConstV, FlagV, UninitV]
@@ -864,7 +865,7 @@ class Lowered:
     notes: list = field(default_factory=list)
     barrier_labels: list = field(default_factory=list)
     md: set = field(default_factory=set)
-    loops: bool = False                            # a while loop (bound: assume)
+    loops: bool = False                  # a while loop or backward goto (bound: assume)
 
 
 def _as_list(body) -> list:
@@ -875,7 +876,7 @@ def _as_list(body) -> list:
 
 def _has_flow(body: list) -> bool:
     for st in body:
-        if isinstance(st, (If, While)):
+        if isinstance(st, (If, While, Goto, Label)):
             return True
         if isinstance(st, Block) and _has_flow(st.body):
             return True
@@ -897,6 +898,22 @@ def _assigned(body: list) -> set:
     return out
 
 
+def _jumps(body: list, labels: list, gotos: list) -> None:
+    """The labels and gotos of a statement list (at any depth), in source order."""
+    for st in body:
+        if isinstance(st, Label):
+            labels.append(st)
+        elif isinstance(st, Goto):
+            gotos.append(st)
+        elif isinstance(st, Block):
+            _jumps(st.body, labels, gotos)
+        elif isinstance(st, If):
+            _jumps(_as_list(st.then), labels, gotos)
+            _jumps(_as_list(st.other), labels, gotos)
+        elif isinstance(st, While):
+            _jumps(_as_list(st.body), labels, gotos)
+
+
 class _Lower:
     def __init__(self, th: ThreadAst, prog: Program, file: str):
         self.th, self.prog, self.file = th, prog, file
@@ -915,10 +932,127 @@ class _Lower:
     def run(self) -> Lowered:
         self.labels = 0
         self.block = "entry"
+        self.dead = False        # after a goto, until the next label: no block to emit into
+        self.goto_setup()
         if _has_flow(self.th.body):      # docs/herd-import.md "Control flow" (issue 11)
             self.emit("entry:", self.th.line)
         self.stmts(self.th.body)
+        self.goto_finish()
         return self.out
+
+    # goto and labels (docs/herd-import.md "goto and labels")
+    def goto_setup(self) -> None:
+        labels: list = []
+        gotos: list = []
+        _jumps(self.th.body, labels, gotos)
+        self.user_labels: dict = {}          # name -> Label
+        for lab in labels:
+            if lab.name in self.user_labels:
+                raise self.err(f"label '{lab.name}' is defined twice in {self.th.name} (first at "
+                               f"line {self.user_labels[lab.name].line})", lab.line)
+            self.user_labels[lab.name] = lab
+        self.pending: dict = {}              # label -> gotos to it not lowered yet
+        for g in gotos:
+            if g.label not in self.user_labels:
+                elsewhere = []
+                for th in self.prog.threads:
+                    if th is not self.th:
+                        ls: list = []
+                        _jumps(th.body, ls, [])
+                        if any(x.name == g.label for x in ls):
+                            elsewhere.append(th.name)
+                if elsewhere:
+                    raise self.err(f"goto {g.label}: the label is in {elsewhere[0]}, not in "
+                                   f"{self.th.name} (a goto cannot leave its thread)", g.line)
+                raise self.err(f"goto {g.label}: no label '{g.label}' in {self.th.name}",
+                               g.line)
+            self.pending[g.label] = self.pending.get(g.label, 0) + 1
+        self.incoming: dict = {}             # label -> [(block, env, line)] of the edges so far
+        self.lab_phis: dict = {}             # label -> [(var, reg, IRLine)] placeholders
+        self.lab_ir: dict = {}               # label -> IR block name
+        self.assigned_all = _assigned(self.th.body)
+
+    def ir_label(self, name: str) -> str:
+        # C identifiers never contain '.', the generated labels all do except `entry`
+        return "entry.label" if name == "entry" else name
+
+    def edge(self, name: str, line: int) -> None:
+        """Leave the current block for user label `name` (a goto or the fallthrough)."""
+        self.settle(self.out.env, line)
+        self.incoming.setdefault(name, []).append((self.block, dict(self.out.env), line))
+        self.emit(f"br label %{self.ir_label(name)}", line)
+
+    def goto_stmt(self, s: Goto) -> None:
+        if s.label in self.lab_ir:       # backward: a loop, read with herd7's unrolling
+            self.out.loops = True
+        self.pending[s.label] -= 1
+        self.edge(s.label, s.line)
+        self.dead, self.dead_line = True, s.line
+
+    def label_stmt(self, s: Label) -> None:
+        if not self.dead:
+            self.edge(s.name, s.line)
+        name, ir = s.name, self.ir_label(s.name)
+        edges = self.incoming.get(name, [])
+        keys = set(self.out.env)
+        self.start(ir, s.line)
+        self.lab_ir[name] = ir
+        self.dead = False
+        env: dict = {}
+        if not self.pending.get(name):
+            # every edge is known: merge as at the end of an if / else
+            if not edges:
+                raise self.err(f"label '{name}:' cannot be reached (it follows a goto and no "
+                               "goto names it)", s.line)
+            for var in sorted(keys):
+                vals = [e[var] if var in e else UninitV(ln) for _, e, ln in edges]
+                miss = [ln for v, (_, _, ln) in zip(vals, edges) if isinstance(v, UninitV)]
+                if miss:
+                    env[var] = UninitV(s.line, f"it has no value on the way into label "
+                                               f"'{name}' from line {miss[0]}")
+                elif all(v == vals[0] for v in vals):
+                    env[var] = vals[0]
+                else:
+                    ops = [self.operand(v, s.line, f"'{var}'") for v in vals]
+                    r = self.fresh(var)
+                    inc = ", ".join(f"[ {o}, %{b} ]" for o, (b, _, _) in zip(ops, edges))
+                    self.emit(f"%{r} = phi i32 {inc}", s.line)
+                    env[var] = RegV(r)
+            self.lab_phis[name] = []
+        else:
+            # a goto below comes back here: a phi placeholder for every variable that may
+            # change, patched in goto_finish once every edge is known
+            phis = []
+            for var in sorted(keys):
+                vals = [e.get(var, UninitV(ln)) for _, e, ln in edges]
+                miss = [ln for v, (_, _, ln) in zip(vals, edges) if isinstance(v, UninitV)]
+                if miss:
+                    env[var] = UninitV(s.line, f"it has no value on the way into label "
+                                               f"'{name}' from line {miss[0]}")
+                elif var not in self.assigned_all and all(v == vals[0] for v in vals):
+                    env[var] = vals[0]
+                else:
+                    r = self.fresh(var)
+                    ir_line = IRLine("", s.line)
+                    self.out.code.append(ir_line)
+                    phis.append((var, r, ir_line))
+                    env[var] = RegV(r)
+            self.lab_phis[name] = phis
+        self.out.env = env
+
+    def goto_finish(self) -> None:
+        for name, phis in self.lab_phis.items():
+            edges = self.incoming.get(name, [])
+            for var, r, ir_line in phis:
+                inc = []
+                for b, e, ln in edges:
+                    v = e.get(var)
+                    if v is None or isinstance(v, UninitV):
+                        raise self.err(f"variable '{var}' has no value on the goto at line {ln} "
+                                       f"back to label '{name}' (it has one when the label is "
+                                       "first reached)", ln)
+                    inc.append(f"[ {self.operand(v, ln, repr(var))}, %{b} ]")
+                ir_line.text = f"%{r} = phi i32 {', '.join(inc)}"
 
     # control flow (docs/semantics.md §15; docs/herd-import.md "Control flow")
     def label(self, hint: str) -> str:
@@ -1007,11 +1141,18 @@ class _Lower:
         arms = []
         for lab, body in ((t, s.then), (e, s.other or [])):
             self.out.env = dict(before)
+            self.dead = False
             self.start(lab, s.line)
             self.stmts(_as_list(body))
+            if self.dead:            # the arm ended in a goto: it does not reach the join
+                continue
             self.settle(before, s.line)
             arms.append(({k: self.out.env.get(k) for k in before}, self.block))
             self.emit(f"br label %{j}", s.line)
+        if not arms:                 # both arms end in a goto: nothing reaches the join
+            self.dead = True
+            return
+        self.dead = False
         self.start(j, s.line)
         self.merge(before, arms, s.line)
 
@@ -1040,12 +1181,18 @@ class _Lower:
         head = dict(self.out.env)
         self.start(b, s.line)
         self.stmts(_as_list(s.body))
-        self.settle([v for v, _, _, _ in phis], s.line)
-        latch = self.block
-        self.emit(f"br label %{h}", s.line)
-        for var, r, op, ir in phis:
-            nv = self.operand(self.out.env[var], s.line, f"'{var}' at the end of the loop body")
-            ir.text = f"%{r} = phi i32 [ {op}, %{pre} ], [ {nv}, %{latch} ]"
+        if self.dead:                # the body ends in a goto: no edge back to the header
+            for var, r, op, ir in phis:
+                ir.text = f"%{r} = phi i32 [ {op}, %{pre} ]"
+        else:
+            self.settle([v for v, _, _, _ in phis], s.line)
+            latch = self.block
+            self.emit(f"br label %{h}", s.line)
+            for var, r, op, ir in phis:
+                nv = self.operand(self.out.env[var], s.line,
+                                  f"'{var}' at the end of the loop body")
+                ir.text = f"%{r} = phi i32 [ {op}, %{pre} ], [ {nv}, %{latch} ]"
+        self.dead = False
         self.out.env = {k: head[k] for k in before}
         self.start(x, s.line)
 
@@ -1072,6 +1219,10 @@ class _Lower:
     # statements
     def stmts(self, body: list) -> None:
         for s in body:
+            if self.dead and not isinstance(s, Label) and not (
+                    isinstance(s, Block) and not s.body):
+                raise self.err(f"this statement cannot be reached: it follows a goto (line "
+                               f"{self.dead_line}) and is not labelled", s.line)
             self.stmt(s)
 
     def stmt(self, s) -> None:
@@ -1082,9 +1233,9 @@ class _Lower:
         elif isinstance(s, While):
             self.while_stmt(s)
         elif isinstance(s, Goto):
-            raise self.err(f"'goto' {CONTROL_FLOW}", s.line)
+            self.goto_stmt(s)
         elif isinstance(s, Label):
-            raise self.err(f"label '{s.name}:' {CONTROL_FLOW}", s.line)
+            self.label_stmt(s)
         elif isinstance(s, Decl):
             if s.name in self.th.params:
                 raise self.err(f"local variable '{s.name}' shadows the parameter '{s.name}'",
@@ -1131,6 +1282,8 @@ class _Lower:
             return f"%{v.reg}"
         if isinstance(v, FlagV):
             raise self.err(f"{what} is the success flag of a compare-exchange: {ARITH}", line)
+        if v.why:
+            raise self.err(f"{what} is a variable with no value here: {v.why}", line)
         raise self.err(f"{what} is a variable that was never assigned (declared at line "
                        f"{v.line})", line)
 
@@ -1163,6 +1316,8 @@ class _Lower:
             if e.name not in self.out.env:
                 raise self.err(f"variable '{e.name}' is not declared", e.line)
             v = self.out.env[e.name]
+            if isinstance(v, UninitV) and v.why:
+                raise self.err(f"variable '{e.name}' is read here but {v.why}", e.line)
             if isinstance(v, UninitV):
                 raise self.err(f"variable '{e.name}' is read before it is assigned (declared at "
                                f"line {v.line})", e.line)
@@ -1601,7 +1756,7 @@ def _description(prog: Program, file: str, notes: list, lowered: list) -> list[s
            "A .litmus file claims no verdict, so this test has no expect: verify reports "
            "whether the condition is reachable."]
     if any(lo.loops for lo in lowered):
-        out.append("Its while loops are unrolled (verify --unroll N, default 2) with bound: "
+        out.append("Its loops (while, backward goto) are unrolled (verify --unroll N, default 2) with bound: "
                    "assume, as herd7 does: executions needing more iterations are not "
                    "considered (docs/semantics.md 15.2).")
     q = prog.quantifier

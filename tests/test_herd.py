@@ -129,11 +129,11 @@ def test_hostile_set_is_there():
 
 
 def test_no_traceback_in_a_fresh_interpreter():
-    path = os.path.join(HERE, "hostile", "goto-needs-control-flow.litmus")
+    path = os.path.join(HERE, "hostile", "for-needs-control-flow.litmus")
     p = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", "verify", path],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout
-    assert p.stderr.strip() == (f"{path}:6: 'goto' needs control flow, not supported yet "
+    assert p.stderr.strip() == (f"{path}:5: 'for' needs control flow, not supported yet "
                                 "(issue 11)")
 
 
@@ -182,6 +182,47 @@ def test_herd_spin_and_cas_lock_loops():
     assert {dict(s)["P1:%r0"] for s in r.states} == {0, 1}
     t, r = _outcomes(os.path.join(lit, "CAS-lock.dev.litmus"))
     assert {dict(s)["@cnt"] for s in r.states} == {2}
+
+
+def test_goto_loops_and_forward_jumps():
+    """Hand-derived (docs/herd-import.md "goto and labels"):
+    * MP+spin-goto.dev: P1 leaves `L0: ... if (r0 == 0) goto L0;` only when its acquire read
+      of f (device scope, P0's release at device scope, different work-groups of one agent)
+      reads 1; then its relaxed read of x must read 1 (same as the while version
+      MP+spin.dev): the only outcome is r0 = r1 = 1, and the test is a loop: bound: assume;
+    * goto-forward: r0 = 0 jumps over the read of x, so r1 keeps -1; r0 = 1 reads x = 1 by
+      the same release / acquire synchronisation: outcomes {(0, -1), (1, 1)};
+    * goto-in-if: nobody but P1 writes x; r0 = 0 takes the arm `r1 = 7; goto skip;` so
+      r1 + 1 = 8 and y is not written; r0 = 1 takes the else arm, stores r1 = 8 to y, then
+      r1 + 1 = 9;
+    * goto-backward-counter: n counts the failed reads of f; with the default unroll 2 the
+      block `again` runs at most twice, so n is 0 or 1 (more is assumed away)."""
+    lit = os.path.join(ROOT, "litmus", "herd")
+    t, r = _outcomes(os.path.join(lit, "MP+spin-goto.dev.litmus"))
+    assert t.bound == "assume" and r.status == "pass"
+    assert r.states == [(("P1:%r0", 1), ("P1:%r1", 1))]
+    _, r2 = _outcomes(os.path.join(lit, "MP+spin.dev.litmus"))
+    assert [v.detail for v in r.verdicts] == [v.detail for v in r2.verdicts] == [
+        "condition unreachable"]
+    t, r = _outcomes(os.path.join(HERE, "goto-forward.litmus"))
+    assert t.bound != "assume"
+    assert sorted((dict(s)["P1:%r0"], dict(s)["P1:%r1.1"]) for s in r.states) == [
+        (0, -1), (1, 1)]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "goto-in-if.litmus"))
+    assert t.bound != "assume"
+    assert sorted((dict(s)["P0:%r0"], dict(s)["P0:%r1.1"]) for s in r.states) == [
+        (0, 8), (1, 9)]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "goto-backward-counter.litmus"))
+    assert t.bound == "assume"
+    assert sorted(dict(s)["P1:%n"] for s in r.states) == [0, 1]
+
+
+def test_goto_errors_name_the_litmus_line():
+    """Every goto / label misuse is one FILE:LINE error (the hostile set pins the messages)."""
+    names = {os.path.basename(p) for p in HOSTILE}
+    assert {"goto-undefined-label.litmus", "goto-label-other-thread.litmus",
+            "label-duplicate.litmus", "goto-no-value-at-label.litmus",
+            "goto-unreachable-statement.litmus", "label-unreachable.litmus"} <= names
 
 
 # ---- the import-herd command ---------------------------------------------------------------
@@ -333,6 +374,9 @@ REACHABLE = {
     "CAS-lock.dev": False,
     # issue 11, twin litmus/cflow/MP+spin.agent.diff-wg: after the spin reads 1, x reads 1
     "MP+spin.dev": False,
+    # the same spin written with a backward goto (L0: r0 = load f; if (r0 == 0) goto L0;):
+    # the loop exits only once the acquire read of f reads P0's release, so x reads 1
+    "MP+spin-goto.dev": False,
     # c ends 5 (P1's xchg last in coherence order; the fetch_add precedes it, CoWW) or 10 (the
     # CAS reads the other work-group's work-group-scope xchg as undef and may succeed,
     # cas_undef: either): always inside the forall set, so its negation is unreachable
