@@ -1812,6 +1812,9 @@ def _cond_text(prog: Program, lowered: list, file: str) -> str:
             return ("c", f"P{ti}:%{v.reg}")
         if isinstance(v, FlagV):
             return ("flag", f"P{ti}:%{v.old}", f"P{ti}:%{v.exp}")
+        if isinstance(v, UninitV) and v.why:
+            raise LitmusError(f"in the final condition: P{ti}:{reg} has no value at the end of "
+                              f"the thread: {v.why}", file, line)
         raise LitmusError(f"in the final condition: P{ti}:{reg} is never assigned", file, line)
 
     def walk(c) -> str:

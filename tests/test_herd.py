@@ -196,7 +196,9 @@ def test_goto_loops_and_forward_jumps():
       r1 + 1 = 8 and y is not written; r0 = 1 takes the else arm, stores r1 = 8 to y, then
       r1 + 1 = 9;
     * goto-backward-counter: n counts the failed reads of f; with the default unroll 2 the
-      block `again` runs at most twice, so n is 0 or 1 (more is assumed away)."""
+      block `again` runs at most twice, so n is 0 or 1 (more is assumed away);
+    * goto-cas-lock: the compare-exchange success flag crosses the goto edge as an i32
+      (icmp + select) and the lock still excludes: cnt ends 2."""
     lit = os.path.join(ROOT, "litmus", "herd")
     t, r = _outcomes(os.path.join(lit, "MP+spin-goto.dev.litmus"))
     assert t.bound == "assume" and r.status == "pass"
@@ -215,6 +217,12 @@ def test_goto_loops_and_forward_jumps():
     t, r = _outcomes(os.path.join(HERE, "cflow", "goto-backward-counter.litmus"))
     assert t.bound == "assume"
     assert sorted(dict(s)["P1:%n"] for s in r.states) == [0, 1]
+    # the CAS spin lock of CAS-lock.dev written with `retry: ... if (!ok) goto retry;`:
+    # mutual exclusion (acquire CAS / release store at device scope), so cnt ends 2
+    t, r = _outcomes(os.path.join(HERE, "cflow", "goto-cas-lock.litmus"))
+    assert t.bound == "assume"
+    assert {dict(s)["@cnt"] for s in r.states} == {2}
+    assert [v.detail for v in r.verdicts] == ["condition unreachable"]
 
 
 def test_goto_errors_name_the_litmus_line():
