@@ -914,6 +914,13 @@ def _jumps(body: list, labels: list, gotos: list) -> None:
             _jumps(_as_list(st.body), labels, gotos)
 
 
+class _Retry(Exception):
+    """A variable has no value on a backward goto edge into a label that gave it a phi."""
+    def __init__(self, missing: dict):
+        super().__init__("retry")
+        self.missing = missing          # (label, variable) -> line of the edge
+
+
 class _Lower:
     def __init__(self, th: ThreadAst, prog: Program, file: str):
         self.th, self.prog, self.file = th, prog, file
@@ -930,6 +937,25 @@ class _Lower:
         return LitmusError(msg, self.file, line)
 
     def run(self) -> Lowered:
+        """Lower the thread; when a backward goto turns out to carry a variable without a
+        value into a label that gave it a phi, lower again with that variable unassigned at
+        the label (the set only grows, so this ends)."""
+        hint: dict = {}
+        while True:
+            lo = _Lower(self.th, self.prog, self.file)
+            lo.no_value = hint
+            try:
+                return lo.run_once()
+            except _Retry as r:
+                grew = False
+                for key, line in r.missing.items():
+                    if key not in hint:
+                        hint[key] = line
+                        grew = True
+                if not grew:     # pragma: no cover - a retry always learns something
+                    raise self.err("internal: goto lowering did not converge", self.th.line)
+
+    def run_once(self) -> Lowered:
         self.labels = 0
         self.block = "entry"
         self.dead = False        # after a goto, until the next label: no block to emit into
@@ -1026,10 +1052,12 @@ class _Lower:
             for var in sorted(keys):
                 vals = [e.get(var, UninitV(ln)) for _, e, ln in edges]
                 miss = [ln for v, (_, _, ln) in zip(vals, edges) if isinstance(v, UninitV)]
+                if (name, var) in self.no_value:
+                    miss.append(self.no_value[(name, var)])
                 if miss:
                     env[var] = UninitV(s.line, f"it has no value on the way into label "
                                                f"'{name}' from line {miss[0]}")
-                elif var not in self.assigned_all and all(v == vals[0] for v in vals):
+                elif edges and var not in self.assigned_all and all(v == vals[0] for v in vals):
                     env[var] = vals[0]
                 else:
                     r = self.fresh(var)
@@ -1041,6 +1069,7 @@ class _Lower:
         self.out.env = env
 
     def goto_finish(self) -> None:
+        missing: dict = {}
         for name, phis in self.lab_phis.items():
             edges = self.incoming.get(name, [])
             for var, r, ir_line in phis:
@@ -1048,11 +1077,12 @@ class _Lower:
                 for b, e, ln in edges:
                     v = e.get(var)
                     if v is None or isinstance(v, UninitV):
-                        raise self.err(f"variable '{var}' has no value on the goto at line {ln} "
-                                       f"back to label '{name}' (it has one when the label is "
-                                       "first reached)", ln)
+                        missing.setdefault((name, var), ln)
+                        continue
                     inc.append(f"[ {self.operand(v, ln, repr(var))}, %{b} ]")
                 ir_line.text = f"%{r} = phi i32 {', '.join(inc)}"
+        if missing:
+            raise _Retry(missing)
 
     # control flow (docs/semantics.md §15; docs/herd-import.md "Control flow")
     def label(self, hint: str) -> str:

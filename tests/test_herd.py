@@ -217,6 +217,11 @@ def test_goto_loops_and_forward_jumps():
     t, r = _outcomes(os.path.join(HERE, "cflow", "goto-backward-counter.litmus"))
     assert t.bound == "assume"
     assert sorted(dict(s)["P1:%n"] for s in r.states) == [0, 1]
+    # `goto test; body: n = n + 1; test: r0 = load f; if (r0 == 0) goto body;`: the label
+    # body is reached only by the backward goto; `test` runs at most twice, so n is 0 or 1
+    t, r = _outcomes(os.path.join(HERE, "cflow", "goto-enter-loop-at-test.litmus"))
+    assert t.bound == "assume"
+    assert sorted(dict(s)["P1:%n.2"] for s in r.states) == [0, 1]
     # the CAS spin lock of CAS-lock.dev written with `retry: ... if (!ok) goto retry;`:
     # mutual exclusion (acquire CAS / release store at device scope), so cnt ends 2
     t, r = _outcomes(os.path.join(HERE, "cflow", "goto-cas-lock.litmus"))
@@ -230,7 +235,8 @@ def test_goto_errors_name_the_litmus_line():
     names = {os.path.basename(p) for p in HOSTILE}
     assert {"goto-undefined-label.litmus", "goto-label-other-thread.litmus",
             "label-duplicate.litmus", "goto-no-value-at-label.litmus",
-            "goto-unreachable-statement.litmus", "label-unreachable.litmus"} <= names
+            "goto-unreachable-statement.litmus", "label-unreachable.litmus",
+            "goto-no-value-on-back-edge.litmus"} <= names
 
 
 # ---- the import-herd command ---------------------------------------------------------------
@@ -307,6 +313,25 @@ def _only_litmus_errors(text: str) -> None:
 @given(seed=st.sampled_from(SEEDS), pos=st.integers(0, 10 ** 6), cut=st.integers(0, 40),
        ins=st.lists(ALPHABET, max_size=6))
 def test_fuzz_mutations(seed, pos, cut, ins):
+    p = pos % (len(seed) + 1)
+    _only_litmus_errors(seed[:p] + "".join(ins) + seed[p + cut:])
+
+
+GOTO_SEEDS = [open(f).read() for f in sorted(
+    glob.glob(os.path.join(HERE, "cflow", "goto-*.litmus")) + [
+        os.path.join(HERE, "goto-forward.litmus"),
+        os.path.join(ROOT, "litmus", "herd", "MP+spin-goto.dev.litmus")])]
+GOTO_ALPHABET = st.sampled_from([" goto L0; ", " L0: ", " goto Lout; ", " Lout: ", " if (r0 == 0) ",
+                                 " else ", " while (r0) ", " { ", " } ", ";", " r0 = 1; ",
+                                 " int r0; ", " r1 = r0; ", " retry: ", " goto retry; "])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.sampled_from(GOTO_SEEDS), pos=st.integers(0, 10 ** 6), cut=st.integers(0, 40),
+       ins=st.lists(GOTO_ALPHABET, max_size=4))
+def test_fuzz_goto_mutations(seed, pos, cut, ins):
+    """gotos and labels spliced anywhere into the goto tests: a LitmusError or a test that
+    the IR checks (docs/semantics.md 15) accept, never an internal error."""
     p = pos % (len(seed) + 1)
     _only_litmus_errors(seed[:p] + "".join(ins) + seed[p + cut:])
 
