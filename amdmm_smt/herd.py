@@ -8,9 +8,10 @@ Three stages, so that control flow (issue 11) can be added later without rewriti
    `Decl Assign ExprStmt Barrier If While Goto Label Block`, expressions `Num Var Deref AddrOf
    Call BinOp Unary`). The parser accepts `if` / `else`, `while`, `goto` and labels into the
    AST; it rejects only what no later stage could map.
-2. `_Lower`: the AST of one thread -> LLVM IR lines, each with its .litmus line. Straight-line
-   code only: a control-flow node is refused here ("needs control flow, not supported yet
-   (issue 11)"); this is the place to add guards / branches.
+2. `_Lower`: the AST of one thread -> LLVM IR lines, each with its .litmus line: `if` /
+   `else`, `while`, `goto` and labels become blocks, `br`, `icmp` and `phi`
+   (docs/herd-import.md "Control flow"); `for`, `do`, `?:` are refused ("needs control flow,
+   not supported yet (issue 11)").
 3. `_emit`: the YAML text, with a map from each YAML line to the .litmus line it came from, so
    that every later error (parser, elaborator, solver) names the .litmus file and line.
 
