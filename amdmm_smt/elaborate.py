@@ -287,11 +287,17 @@ def async_hb_edges(el: Elab) -> list:
         if not stage_of:
             continue
         done = asyncops.completion(t.code, stage_of, masks, staged)
+        every = el.model.options.async_done_edges == "every"
         for e in el.events:
             if e.thread == ti and e.async_of is not None:
                 edges.append((e.async_of, e.id))
                 if e.pos in done:
                     edges.append((e.id, ev[done[e.pos]].id))
+                    if every:    # docs R-async-done-first, option: UP 2.4 completed-at, literally
+                        st = stage_of[e.pos] if staged else None
+                        edges += [(e.id, ev[q].id) for q in sorted(masks)
+                                  if q > done[e.pos] and t.code[q].kind == "wait_asyncmark"
+                                  and not (staged and masks[q][1] >> st & 1)]
     return edges
 
 

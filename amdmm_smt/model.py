@@ -76,6 +76,10 @@ class Options:
     # instruction, one asyncmark sequence, masks ignored) or "upstream-stages" (UP 2.4: async
     # operations outside program order, one asyncmark sequence per stage).
     async_model: str = "seed-004"
+    # docs/semantics.md R-async-done-first: a completed async operation happens-before the
+    # first wait that completes it ("first"), or every later wait of its stage ("every", UP 2.4's
+    # completed-at read literally); they differ only where MMRA tags cut program order.
+    async_done_edges: str = "first"
     # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
     # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
     # accesses LDS, for every question) or "data" (any operation, for questions about LDS).
@@ -91,7 +95,8 @@ CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")
            "named_init": ("required", "signal-var"), "null_wait": ("last-joined", "noop"),
            "cluster_drop": ("workgroup", "wave"),
            "async_model": ("seed-004", "upstream-stages"),
-           "lds_scope": ("instruction", "data")}
+           "lds_scope": ("instruction", "data"),
+           "async_done_edges": ("first", "every")}
 
 
 @dataclass(frozen=True)

@@ -151,6 +151,33 @@ def test_engines_agree_on_generated_async_tests():
     assert compared >= len(too_big) * 4
 
 
+def test_engines_agree_with_async_done_edges_every():
+    """Option async_done_edges: every (docs R-async-done-first, the literal reading of UP 2.4's
+    completed-at): both engines add the edges to every later wait of the copy's stage
+    independently; they agree on the rich async tests under both async versions. These
+    generated tests seldom reach a case where the option changes an outcome (tags that cut
+    program order between two completing waits); the hand-derived
+    tests/test_models_diff_gate.py::test_async_done_edges_option pins that case."""
+    from dataclasses import replace as _replace
+    from amdmm_smt.model import Options
+    from .gen_async_rich import async_rich_examples
+    compared = 0
+    for i, text in enumerate(async_rich_examples(24, seed=5)):
+        for m in ASYNC_MODELS:
+            base = get_model(m)
+            model = _replace(base, name=m + "+every",
+                             options=_replace(base.options, async_done_edges="every"))
+            t = parse_text(text, "gen.yaml")
+            try:
+                ref = reference_outcomes(elaborate(t, model), limit=200_000)
+            except ReferenceTooBig:
+                continue
+            smt = set(run_test(t, model, timeout=120).states)
+            assert smt == ref, f"model {m}+every\n{text}"
+            compared += 1
+    assert compared >= 30
+
+
 # ---- execution barriers (issue 9) ----------------------------------------------------------
 
 _BAR_N = int(os.environ.get("AMDMM_BARRIER_EXAMPLES", "60"))

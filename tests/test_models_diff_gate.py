@@ -211,3 +211,25 @@ def test_lds_scope_option_both_directions(tmp_path):
     assert (("T1:%a", 1), ("T2:%b", 1), ("T2:%r", 1)) not in s2
     for t, s in ((strong, s1), (weak, s2)):
         assert set(reference_outcomes(elaborate(t, model))) == s
+
+
+def test_async_done_edges_option(tmp_path):
+    """docs R-async-done-first: with async_done_edges: every (UP 2.4's completed-at read
+    literally) the copy also happens-before the second, differently tagged wait, so the read
+    tagged like it sees the copied 7 (derived by hand in the test's description); the default
+    keeps %r0 undef. Both engines."""
+    import os
+    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.parse import parse_file
+    from amdmm_smt.reference import reference_outcomes
+    from amdmm_smt.solve import run_test
+    f = os.path.join(os.path.dirname(__file__), "..", "litmus", "async",
+                     "async-mmra-tagged-waits.yaml")
+    t = parse_file(f)
+    for extra in ("", "  async_model: upstream-stages\n  lds_av_workgroup: true\n"):
+        m = tmp_path / "m.yaml"
+        m.write_text("name: every\noptions:\n  async_done_edges: every\n" + extra)
+        model = load_model_file(str(m))
+        want = {(("T0:%r0", 7), ("T0:%r1", 7))}
+        assert set(run_test(t, model).states) == want
+        assert set(reference_outcomes(elaborate(t, model))) == want

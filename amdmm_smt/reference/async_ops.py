@@ -113,6 +113,23 @@ class AsyncOps:
                 self.async_hb[i] |= 1 << e.id          # E-init: UP "I happens-before A"; S004 H2
                 if i in self.done:                      # E-done: UP "A happens-before Y"; S004 H1
                     self.async_hb[e.id] |= 1 << self.done[i]
+                    if self.opts.async_done_edges == "every":
+                        self.async_hb[e.id] |= self._later_waits(i, self.done[i])
+
+    def _later_waits(self, i: int, done: int) -> int:
+        """R-async-done-first, option `every`: UP§2.4's completed-at read literally — the mark
+        that completed A is "not in the current sequence at any operation Z that immediately
+        follows" every later wait that does not ignore A's stage, so A happens-before each of
+        them (seed-004: every later wait; there is one sequence)."""
+        ev, d = self.ev, self.ev[done]
+        staged = self.opts.async_model == "upstream-stages"
+        st = stage_of(ev[i].instr.args[0], self.elab.target.name) if staged else None
+        mask = 0
+        for y in ev:
+            if y.kind == "wait_asyncmark" and y.thread == d.thread and y.pos > d.pos and not (
+                    staged and y.instr.args[1] >> st & 1):
+                mask |= 1 << y.id
+        return mask
 
     def _complete(self, mark: _Mark, wait: int):
         """An asyncmark completed at `wait`: every operation it tracks that is not completed
