@@ -228,16 +228,21 @@ def _check_with(t, m, cond, fams):
             else _solver_with(t, m, cond, fams)).check()
 
 
-def _forbidden_exists():
-    out = []
-    for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
-        t = parse_file(f)
-        if t.expect == "forbidden":
-            out.append(os.path.relpath(f, LIT))
-    return out
+def _corpus() -> list:
+    """(path relative to litmus/, parsed test) for every YAML test of the corpus, parsed once
+    for all the corpus-wide parametrisations below."""
+    return [(os.path.relpath(f, LIT), parse_file(f))
+            for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True))]
 
 
-@pytest.mark.parametrize("path", _forbidden_exists())
+CORPUS = _corpus()
+
+
+def _with_expect(expect: str) -> list:
+    return [path for path, t in CORPUS if t.expect == expect]
+
+
+@pytest.mark.parametrize("path", _with_expect("forbidden"))
 def test_every_forbidden_expectation_is_explained_by_a_minimal_core(path):
     ex, t, m = _ex(path)
     assert ex.reachable is False and ex.minimal
@@ -250,16 +255,7 @@ def test_every_forbidden_expectation_is_explained_by_a_minimal_core(path):
 
 # ---- witnesses ---------------------------------------------------------------------------
 
-def _allowed_exists():
-    out = []
-    for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
-        t = parse_file(f)
-        if t.expect == "allowed":
-            out.append(os.path.relpath(f, LIT))
-    return out
-
-
-@pytest.mark.parametrize("path", _allowed_exists())
+@pytest.mark.parametrize("path", _with_expect("allowed"))
 def test_every_allowed_expectation_has_a_consistent_witness(path):
     ex, t, m = _ex(path)
     assert ex.reachable is True
@@ -278,16 +274,8 @@ def test_every_allowed_expectation_has_a_consistent_witness(path):
         assert set(r["chains"]) == set(r["location_ordered_before"])
 
 
-def _listed_outcomes():
-    out = []
-    for f in sorted(glob.glob(os.path.join(LIT, "**", "*.yaml"), recursive=True)):
-        t = parse_file(f)
-        for i, _ in enumerate(t.outcomes or []):
-            out.append((os.path.relpath(f, LIT), i))
-    return out
-
-
-@pytest.mark.parametrize("path,i", _listed_outcomes())
+@pytest.mark.parametrize("path,i", [(path, i) for path, t in CORPUS
+                                     for i in range(len(t.outcomes or []))])
 def test_every_listed_outcome_has_a_witness_of_exactly_that_state(path, i):
     # the corpus outcomes were derived by hand; each (fixing every register) must have a
     # witness whose final state is that outcome
