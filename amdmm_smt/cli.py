@@ -16,9 +16,9 @@ from typing import Optional
 from . import __version__
 from .errors import LitmusError
 from .model import get_model, list_models
-from .report import (MAX_OUTCOMES, error_record, print_json, print_table, result_record,
-                     summary)
-from .runner import collect, lint_tests, load, progress_printer, run_files, run_models
+from .report.table import (MAX_OUTCOMES, error_record, print_json, print_table, result_record, summary)
+from .run.collect import collect, lint_tests, load
+from .run.corpus import progress_printer, run_files, run_models
 
 
 def _fail2(msg: str) -> None:
@@ -50,7 +50,7 @@ class _Group(click.Group):
 
 
 def _show(text: str) -> str:
-    from .parse import show
+    from .errors import show
     return show(text, 300)
 
 
@@ -179,7 +179,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
                         quiet=quiet)
         console.print(summary(results, errors), markup=False)
     if junit_path:
-        from .junit import write_junit
+        from .report.junit import write_junit
         try:
             write_junit(junit_path, "amdmm-smt", runs, load_errors)
         except OSError as e:
@@ -215,7 +215,7 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask
 
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input
     (including an error row)."""
-    from .diff import diff_results, explain_changes, to_html, to_json, to_markdown, to_text
+    from .report.diff import diff_results, explain_changes, to_html, to_json, to_markdown, to_text
     try:
         a, b = get_model(model_a), get_model(model_b)
     except LitmusError as e:
@@ -272,9 +272,9 @@ def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_tim
 
     Exit 0 explained, 1 the solver gave up within --timeout, 2 bad input."""
     import json
-    from .explain import explain as run_explain, format_text, parse_outcome
-    from .parse import parse_file
-    from .runner import model_for
+    from .explain.witness import explain as run_explain, format_text, parse_outcome
+    from .frontend.litmus import parse_file
+    from .run.collect import model_for
     console = Console(highlight=False, emoji=False)
     if graph_path and not graph_path.endswith((".dot", ".svg")):
         _fail2(f"{graph_path}: --graph writes FILE.dot or FILE.svg")
@@ -297,7 +297,7 @@ def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_tim
         if ex.witness is None:
             _fail2(f"{test_path}: --graph: the outcome is not allowed, there is no witness "
                    "to draw")
-        from .graph import to_dot, to_svg
+        from .explain.graph import to_dot, to_svg
         title = f"{test.name}: {ex.outcome} ({ex.model})"
         text = to_svg(ex.witness, title) if graph_path.endswith(".svg") else to_dot(
             ex.witness, title)
@@ -366,7 +366,7 @@ def import_herd(paths, out_dir, force):
     Nothing is written unless every input converts; an existing output file is an error
     unless --force. Exit 0 on success, 2 on any error (one `FILE:LINE: problem` line each)."""
     import os
-    from .herd import import_text, read_litmus
+    from .frontend.herd.convert import import_text, read_litmus
     files, errors = [], []
     for p in paths:
         if os.path.isdir(p):

@@ -74,3 +74,45 @@ class Warn:
 
     def __reduce__(self):
         return (Warn, (self.code, self.message, self.file, self.line))
+
+def show(text: str, limit: int = 80) -> str:
+    """User text echoed in a one-line message: whitespace collapsed, newlines escaped."""
+    t = text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " ")
+    return t if len(t) <= limit else t[:limit] + "..."
+
+
+# Every warning code, one channel (lint: explain/lint.py; elaboration: elaborate/events.py):
+# name -> what it means (also the list `silence:` accepts)
+WARNINGS = {
+    "scopes-never-inclusive":
+        "a release / acquire pair on one location whose scopes can never be inclusive for the "
+        "placement, so it never synchronizes (S002 sync scopes)",
+    "atomics-never-inclusive":
+        "an atomic write and an atomic read of one location in threads whose scopes never "
+        "include each other: the read is never in the atomic case of the value rule with that "
+        "write (S000), so unless something else orders them it returns undef",
+    "wide-scope-on-lds":
+        "an atomic LDS access with a scope wider than workgroup, which is treated as workgroup "
+        "(S002 memory-model notes)",
+    "fence-without-atomic":
+        "a fence with no atomic access in its thread that could pair with it (a release fence "
+        "needs an atomic write after it, an acquire fence an atomic read before it; LangRef "
+        "fence); seq_cst fences are exempt (they also order through the seq_cst order)",
+    "untagged-one-as-fence":
+        "a -one-as fence without amdgpu-synchronize-as tags (S002: say which address spaces "
+        "it synchronizes)",
+    "read-always-undef":
+        "a plain read that is undef in every execution: a write to its location in another "
+        "thread can never happen-before or after it (S000 value rule, property 1)",
+    "incompatible-mmra-tags":
+        "an access whose MMRA tags are incompatible with every synchronizing operation of its "
+        "thread, so program order to and from them is not in happens-before (S001)",
+}
+
+# warnings the elaboration attaches (elaborate/events.py), silenced by the same key
+ELAB_WARNINGS = {
+    "cluster-without-clusters":
+        "a cluster number on a target without workgroup clusters: the cluster is the whole "
+        "agent (docs/semantics.md R-cluster-placement)",
+}
+ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}

@@ -175,5 +175,5 @@ class Test:
     unroll: Optional[int] = None       # docs section 15: loop bound (None: the --unroll default)
     bound: str = "fail"                # fail | assume: executions past the bound
     unroll_line: Optional[int] = None
-    silence: list = field(default_factory=list)   # warning names (amdmm_smt/lint.py)
+    silence: list = field(default_factory=list)   # warning names (amdmm_smt/explain/lint.py)
     undefined: Optional[str] = None    # "some": some executions are undefined (docs 10.6)

@@ -6,7 +6,7 @@ Two layers:
   which raises `LimitExceeded` past the deadline; the solver gets the time that is left as its
   own timeout, and Z3's `memory_max_size` the memory budget (its out-of-memory is mapped to
   `LimitExceeded`, never an internal error);
-- hard, in `amdmm_smt.pool`: each test runs in a worker process that the parent kills one
+- hard, in `amdmm_smt.run.pool`: each test runs in a worker process that the parent kills one
   `GRACE` second after the deadline (or when its resident memory grows past the budget), for
   whatever stage does not check the deadline itself (Z3 preprocessing, the reference engine).
 Either way the test is reported `unknown` with the reason (`Result.limit`).

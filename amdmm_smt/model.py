@@ -15,10 +15,10 @@ import yaml
 
 from .errors import LitmusError
 
-# The repository keeps the model versions in the top-level `models/`; pyproject.toml ships that
-# directory as package data `amdmm_smt/models/` (package-dir mapping), so an installed copy
-# (`pip install .`, not only `-e`) has them. From a source tree (PYTHONPATH, editable install)
-# the package has no `models/` and the repository's directory is used.
+# The repository keeps the model versions in the top-level `models/`; `amdmm_smt/models` is a
+# symbolic link to it, shipped as package data, so an installed copy (`pip install .`, not only
+# `-e`) has them. A checkout whose link was lost (an archive without links) falls back to the
+# repository's directory.
 MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
 
 
@@ -121,7 +121,7 @@ class Model:
 
 
 def _options(raw: dict, file: str, lines: Optional[dict] = None) -> Options:
-    from .parse import show
+    from .errors import show
     from .targets import get_target
     known = {f.name: f for f in fields(Options)}
     kw = {}
@@ -169,7 +169,7 @@ def _line(raw_node) -> Optional[int]:
 
 
 def _load_model_file(path: str) -> Model:
-    from .parse import show
+    from .errors import show
     try:
         if not os.path.isfile(path):
             raise LitmusError("a model file must be a regular file", path)
@@ -183,9 +183,9 @@ def _load_model_file(path: str) -> Model:
                           data.count(b"\n", 0, e.start) + 1) from None
     except OSError as e:
         raise LitmusError(f"cannot read model: {e.strerror}", path) from None
-    from .parse import _prescan
+    from .frontend.yaml_lines import prescan
     try:
-        _prescan(text, path)        # no anchors / aliases / merge keys, bounded nesting
+        prescan(text, path)        # no anchors / aliases / merge keys, bounded nesting
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         raw = yaml.safe_load(text)
     except LitmusError as e:
@@ -259,7 +259,7 @@ DEFAULT_MODEL = "seed"
 
 def get_model(name_or_file: Optional[str]) -> Model:
     """A model by name (from models/) or by path; None gives the default (seed) model."""
-    from .parse import show
+    from .errors import show
     name = name_or_file or DEFAULT_MODEL
     if os.path.sep in name or name.endswith((".yaml", ".yml")):
         if not os.path.exists(name):

@@ -10,15 +10,14 @@ from typing import Optional
 import z3
 
 from . import limits
-from .elaborate import elaborate
+from .elaborate.events import elaborate
 from .encode import encode
 from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
 from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
-from .cflow import combos, test_has_cflow, unroll_bound
-from .outcomes import (Result, State, Verdict, cf_verdicts, eval_cond, judge, judge_ub,
-                       limit_result, projection, state_sort_key, wanted_states)
+from .elaborate.cflow import combos, test_has_cflow, unroll_bound
+from .outcomes import (Result, State, cf_verdicts, eval_cond, judge, judge_ub, limit_result, projection, state_sort_key, wanted_states)
 
 
 # ---- conditions -------------------------------------------------------------------------

@@ -21,9 +21,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from amdmm_smt.elaborate import elaborate  # noqa: E402
+from amdmm_smt.elaborate.events import elaborate  # noqa: E402
 from amdmm_smt.model import get_model  # noqa: E402
-from amdmm_smt.parse import parse_text  # noqa: E402
+from amdmm_smt.frontend.litmus import parse_text  # noqa: E402
 from amdmm_smt.solve import run_test  # noqa: E402
 
 COPY = ("      call void @llvm.amdgcn.load.async.to.lds.p1(ptr addrspace(1) @{g}, "

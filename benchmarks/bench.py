@@ -42,7 +42,7 @@ ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH
 
 def one(family: str, n: int, mode: str) -> dict:
     from amdmm_smt.model import get_model
-    from amdmm_smt.parse import parse_text
+    from amdmm_smt.frontend.litmus import parse_text
     from amdmm_smt.solve import run_test
     f, _, _ = FAMILIES[family]
     t = parse_text(f(n), f"{family}-{n}.yaml")
@@ -209,7 +209,7 @@ def figures(quick: bool) -> None:
         res.append((f"ms per outcome at {r['outcomes']} outcomes (in process)",
                     1000 * r["seconds"] / r["outcomes"], 1.0))
         from amdmm_smt.model import get_model
-        from amdmm_smt.parse import parse_file
+        from amdmm_smt.frontend.litmus import parse_file
         from amdmm_smt.solve import run_test
         mp = parse_file(os.path.join(ROOT, "litmus", "classic", "MP+rel-acq.agent.diff-wg.yaml"))
         run_test(mp, get_model(None))

@@ -23,10 +23,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from amdmm_smt.cflow import combos  # noqa: E402
-from amdmm_smt.elaborate import elaborate  # noqa: E402
+from amdmm_smt.elaborate.cflow import combos  # noqa: E402
+from amdmm_smt.elaborate.events import elaborate  # noqa: E402
 from amdmm_smt.model import get_model  # noqa: E402
-from amdmm_smt.parse import parse_text  # noqa: E402
+from amdmm_smt.frontend.litmus import parse_text  # noqa: E402
 from amdmm_smt.solve import run_test  # noqa: E402
 
 G = "ptr addrspace(1)"

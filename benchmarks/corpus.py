@@ -19,11 +19,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from amdmm_smt import cflow  # noqa: E402
-from amdmm_smt.elaborate import elaborate  # noqa: E402
+from amdmm_smt.elaborate import cflow as cflow  # noqa: E402
+from amdmm_smt.elaborate.events import elaborate  # noqa: E402
 from amdmm_smt.encode import encode  # noqa: E402
 from amdmm_smt.model import get_model  # noqa: E402
-from amdmm_smt.parse import parse_file  # noqa: E402
+from amdmm_smt.frontend.litmus import parse_file  # noqa: E402
 from amdmm_smt.solve import run_test  # noqa: E402
 
 

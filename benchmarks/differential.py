@@ -91,7 +91,7 @@ def barriers(n: int, rnd, out: str) -> int:
         return 0
     from amdmm_smt.errors import LitmusError
     from amdmm_smt.model import get_model
-    from amdmm_smt.parse import parse_text
+    from amdmm_smt.frontend.litmus import parse_text
     from amdmm_smt.reference import run_reference
     from amdmm_smt.solve import run_test
     from tests.gen import barrier_test

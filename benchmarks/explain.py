@@ -19,9 +19,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from amdmm_smt.explain import explain  # noqa: E402
+from amdmm_smt.explain.witness import explain  # noqa: E402
 from amdmm_smt.model import get_model  # noqa: E402
-from amdmm_smt.parse import parse_file  # noqa: E402
+from amdmm_smt.frontend.litmus import parse_file  # noqa: E402
 
 
 def main() -> None:

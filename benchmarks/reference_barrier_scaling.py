@@ -20,9 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from barrier_scaling import family  # noqa: E402
 
-from amdmm_smt.elaborate import elaborate  # noqa: E402
+from amdmm_smt.elaborate.events import elaborate  # noqa: E402
 from amdmm_smt.model import get_model  # noqa: E402
-from amdmm_smt.parse import parse_text  # noqa: E402
+from amdmm_smt.frontend.litmus import parse_text  # noqa: E402
 from amdmm_smt.reference import ReferenceTooBig, run_reference  # noqa: E402
 from amdmm_smt.reference.barrier import RUN_STATES, BarrierProgram  # noqa: E402
 

@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from amdmm_smt.model import get_model  # noqa: E402
-from amdmm_smt.parse import parse_text  # noqa: E402
+from amdmm_smt.frontend.litmus import parse_text  # noqa: E402
 from amdmm_smt.solve import run_test  # noqa: E402
 
 

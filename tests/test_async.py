@@ -9,10 +9,10 @@ import pytest
 
 from amdmm_smt.errors import LitmusError
 from amdmm_smt.model import get_model
-from amdmm_smt.parse import parse_file, parse_text
-from amdmm_smt.report import verdict_text
+from amdmm_smt.frontend.litmus import parse_file, parse_text
+from amdmm_smt.report.table import verdict_text
 from amdmm_smt.solve import run_test
-from amdmm_smt.elaborate import elaborate
+from amdmm_smt.elaborate.events import elaborate
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus",
                     "async")

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from amdmm_smt.cli import main
 from amdmm_smt.errors import LitmusError
 from amdmm_smt.model import Model, Options, get_model
-from amdmm_smt.parse import parse_file, parse_text
-from amdmm_smt.report import verdict_text
+from amdmm_smt.frontend.litmus import parse_file, parse_text
+from amdmm_smt.report.table import verdict_text
 from amdmm_smt.solve import run_test
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -204,7 +204,7 @@ def test_static_fast_path_equals_the_enumeration(waves, phases, split, model):
     import sys
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     from barrier_scaling import family
-    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.elaborate.events import elaborate
     from amdmm_smt.encode import barrier as bar
     t = parse_text(family(waves, phases, split), "f.yaml")
     el = elaborate(t, get_model(model))
@@ -221,7 +221,7 @@ def test_runs_satisfy_the_axioms():
     in S; X participates in at most one wait per wave; barrier-executes-before is consistent
     with bmo. Checked on generated barrier tests."""
     import random
-    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.elaborate.events import elaborate
     from amdmm_smt.encode import barrier as bar
     from tests.gen import barrier_test
     checked = 0
@@ -307,7 +307,7 @@ def test_reductions_change_nothing():
     enumeration of every interleaving, on the corpus and on generated barrier tests."""
     import glob
     import random
-    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.elaborate.events import elaborate
     from amdmm_smt.encode import barrier as bar
     from tests.gen import barrier_test
     tests = [parse_file(f) for f in sorted(glob.glob(os.path.join(BAR, "*.yaml")))]

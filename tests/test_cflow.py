@@ -10,7 +10,7 @@ import pytest
 
 from amdmm_smt.errors import LitmusError
 from amdmm_smt.model import get_model
-from amdmm_smt.parse import parse_file, parse_text
+from amdmm_smt.frontend.litmus import parse_file, parse_text
 from amdmm_smt.reference import run_reference
 from amdmm_smt.solve import run_test
 

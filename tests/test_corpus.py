@@ -7,8 +7,8 @@ import os
 import pytest
 
 from amdmm_smt.model import get_model
-from amdmm_smt.parse import parse_file
-from amdmm_smt.report import verdict_text
+from amdmm_smt.frontend.litmus import parse_file
+from amdmm_smt.report.table import verdict_text
 from amdmm_smt.solve import run_test
 
 LITMUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
@@ -42,7 +42,7 @@ def test_litmus(path):
 def test_semantics_doc_cites_existing_tests():
     """docs/semantics.md pins every rule to litmus tests by name: those names must exist."""
     import re
-    from amdmm_smt.herd import load_litmus
+    from amdmm_smt.frontend.herd.convert import load_litmus
     names = {parse_file(f).name for f in FILES}
     names |= {load_litmus(f).name for f in glob.glob(os.path.join(LITMUS, "**", "*.litmus"),
                                                       recursive=True)}

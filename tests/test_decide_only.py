@@ -7,7 +7,7 @@ import os
 import pytest
 
 from amdmm_smt.model import get_model
-from amdmm_smt.parse import parse_file
+from amdmm_smt.frontend.litmus import parse_file
 from amdmm_smt.solve import run_test
 
 LITMUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")

@@ -7,10 +7,10 @@ import os
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from amdmm_smt.cflow import test_has_cflow as has_control_flow
-from amdmm_smt.elaborate import elaborate
+from amdmm_smt.elaborate.cflow import test_has_cflow as has_control_flow
+from amdmm_smt.elaborate.events import elaborate
 from amdmm_smt.model import get_model, list_models
-from amdmm_smt.parse import parse_text
+from amdmm_smt.frontend.litmus import parse_text
 from amdmm_smt.reference import ReferenceTooBig, ReferenceUnsupported, reference_outcomes
 from amdmm_smt.solve import run_test
 
@@ -46,7 +46,7 @@ def test_engines_agree(g, model_name):
 def test_engines_agree_on_the_corpus():
     """Every shipped litmus test, under its own model."""
     import glob
-    from amdmm_smt.parse import parse_file
+    from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.reference import run_reference
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
     unsupported = []

@@ -13,18 +13,18 @@ import pytest
 import z3
 from click.testing import CliRunner
 
-from amdmm_smt import families as F
-from amdmm_smt.cflow import combos, unroll_bound
-from amdmm_smt.cflow import test_has_cflow as has_control_flow
+from amdmm_smt.encode import families as F
+from amdmm_smt.elaborate.cflow import combos, unroll_bound
+from amdmm_smt.elaborate.cflow import test_has_cflow as has_control_flow
 from amdmm_smt.cli import main
-from amdmm_smt.elaborate import elaborate
+from amdmm_smt.elaborate.events import elaborate
 from amdmm_smt.encode import encode
 from amdmm_smt.errors import LitmusError
-from amdmm_smt.explain import explain, parse_outcome
-from amdmm_smt.graph import to_dot, to_svg
-from amdmm_smt.lint import WARNINGS, lint
+from amdmm_smt.explain.witness import explain, parse_outcome
+from amdmm_smt.explain.graph import to_dot, to_svg
+from amdmm_smt.explain.lint import WARNINGS, lint
 from amdmm_smt.model import get_model
-from amdmm_smt.parse import parse_file, parse_text
+from amdmm_smt.frontend.litmus import parse_file, parse_text
 from amdmm_smt.outcomes import eval_cond
 from amdmm_smt.solve import cond_z3, run_test
 

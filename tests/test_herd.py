@@ -1,4 +1,4 @@
-"""The herd / Dartagnan .litmus importer (amdmm_smt/herd.py, docs/herd-import.md).
+"""The herd / Dartagnan .litmus importer (amdmm_smt/frontend/herd/convert.py, docs/herd-import.md).
 
 * every litmus/herd/*.litmus imports and verifies without error (a .litmus file claims no
   verdict, so there is nothing else to check there);
@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 
 from amdmm_smt.cli import main
 from amdmm_smt.errors import LitmusError
-from amdmm_smt.herd import convert_text, import_text, load_litmus
+from amdmm_smt.frontend.herd.convert import convert_text, import_text, load_litmus
 from amdmm_smt.model import get_model
-from amdmm_smt.report import verdict_text
+from amdmm_smt.report.table import verdict_text
 from amdmm_smt.solve import run_test
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -133,8 +133,8 @@ def test_no_traceback_in_a_fresh_interpreter():
     p = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", "verify", path],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout
-    assert p.stderr.strip() == (f"{path}:5: 'for' needs control flow, not supported yet "
-                                "(issue 11)")
+    assert p.stderr.strip() == (f"{path}:5: 'for' is not supported yet by import-herd (it "
+                                "lowers if / else, while and goto; docs/herd-import.md)")
 
 
 # ---- control flow (issue 11): if / else / while lowered to branches, phis, loops -------------
@@ -149,7 +149,7 @@ def test_control_flow_imports_and_verifies(path):
 
 
 def _outcomes(path):
-    from amdmm_smt.herd import import_text
+    from amdmm_smt.frontend.herd.convert import import_text
     from amdmm_smt.model import get_model
     from amdmm_smt.solve import run_test
     with open(path) as f:
@@ -444,7 +444,7 @@ exists (0:t=1 /\\ 0:cas=1)
 
 
 def test_exists_without_expect_is_a_question_both_engines_answer():
-    from amdmm_smt.parse import parse_text
+    from amdmm_smt.frontend.litmus import parse_text
     from amdmm_smt.reference import run_reference
     y = """name: q
 memory: {x: {space: global}}

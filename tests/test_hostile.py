@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from amdmm_smt.errors import LitmusError
-from amdmm_smt.parse import parse_text
+from amdmm_smt.frontend.litmus import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOSTILE = os.path.join(ROOT, "tests", "hostile")

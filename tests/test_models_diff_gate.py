@@ -131,7 +131,7 @@ def test_final_co_option_changes_final_state(tmp_path):
     """docs R-final: with final_co: hb, a write that happens-before another is older in
     memory even without location order (litmus/s000/s000-final-hb-not-lo pins the default)."""
     import os
-    from amdmm_smt.parse import parse_file
+    from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.solve import run_test
     m = tmp_path / "m.yaml"
     m.write_text("name: final-hb\noptions:\n  final_co: hb\n")
@@ -145,7 +145,7 @@ def test_cas_undef_fail_option(tmp_path):
     """docs R-cas-undef: with cas_undef: fail, a cmpxchg comparing undef fails, so the two
     non-inclusive cmpxchg of CAS+acq_rel.wg.diff-wg cannot both write."""
     import os
-    from amdmm_smt.parse import parse_file
+    from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.solve import run_test
     m = tmp_path / "m.yaml"
     m.write_text("name: cas-fail\noptions:\n  cas_undef: fail\n")
@@ -175,7 +175,7 @@ def test_no_thin_air_option(tmp_path):
     """docs R-no-thin-air: with no_thin_air (RC11 po ∪ rf acyclicity), relaxed load buffering
     is forbidden and data-dependent LB has the single outcome 0, 0 (enumerable again)."""
     import os
-    from amdmm_smt.parse import parse_file
+    from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.solve import run_test
     m = tmp_path / "m.yaml"
     m.write_text("name: no-oota\noptions:\n  no_thin_air: true\n")
@@ -194,9 +194,9 @@ def test_lds_scope_option_both_directions(tmp_path):
     strong), and agent synchronization on global flags does not order LDS data across
     workgroups (too weak). Both engines must agree on it."""
     import os
-    from amdmm_smt.parse import parse_file
+    from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.solve import run_test
-    from amdmm_smt.elaborate import elaborate
+    from amdmm_smt.elaborate.events import elaborate
     from amdmm_smt.reference import reference_outcomes
     m = tmp_path / "m.yaml"
     m.write_text("name: lds-data\noptions:\n  lds_scope: data\n")
@@ -219,8 +219,8 @@ def test_async_done_edges_option(tmp_path):
     tagged like it sees the copied 7 (derived by hand in the test's description); the default
     keeps %r0 undef. Both engines."""
     import os
-    from amdmm_smt.elaborate import elaborate
-    from amdmm_smt.parse import parse_file
+    from amdmm_smt.elaborate.events import elaborate
+    from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.reference import reference_outcomes
     from amdmm_smt.solve import run_test
     f = os.path.join(os.path.dirname(__file__), "..", "litmus", "async",

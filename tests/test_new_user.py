@@ -304,7 +304,7 @@ def test_paths_special_files_links_and_case(tmp_path):
 
 
 def test_unreadable_directory_is_reported(tmp_path, monkeypatch):
-    from amdmm_smt.runner import collect
+    from amdmm_smt.run.collect import collect
     d = tmp_path / "d"
     (d / "locked").mkdir(parents=True)
     _mp_file(d / "a.yaml", "a")
@@ -348,7 +348,8 @@ def test_precommit_hook_default_files_are_litmus_only():
 def test_format_reference_covers_the_parser_and_no_shared_paths():
     import glob
     import re
-    from amdmm_smt import ir, parse
+    from amdmm_smt import ir
+    from amdmm_smt.frontend import litmus as parse
     doc = open(os.path.join(ROOT, "docs", "litmus-format.md"), encoding="utf-8").read()
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     assert "](docs/litmus-format.md)" in readme
@@ -357,7 +358,7 @@ def test_format_reference_covers_the_parser_and_no_shared_paths():
     for word in list(ir.RMW_OPS) + list(ir.ORDERS) + ["-one-as", "one-as", "undef", "/\\",
                                                       "\\/", "~", "init: undef", "model"]:
         assert word in doc, word
-    from amdmm_smt import asyncops
+    from amdmm_smt.frontend import async_intrinsics as asyncops
     for name in (parse.AV_STORE | parse.AV_LOAD | parse.BARRIER | {asyncops.MARK, asyncops.WAIT}
                  | {"llvm.amdgcn." + base for base in asyncops.DMA}):
         stem = name.replace("llvm.amdgcn.", "")

@@ -3,7 +3,7 @@
 import pytest
 
 from amdmm_smt.errors import LitmusError
-from amdmm_smt.parse import parse_file
+from amdmm_smt.frontend.litmus import parse_file
 
 HEAD = """
 name: t

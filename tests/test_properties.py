@@ -5,7 +5,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 
 from amdmm_smt.model import get_model
-from amdmm_smt.parse import parse_text
+from amdmm_smt.frontend.litmus import parse_text
 from amdmm_smt.solve import run_test
 
 from .gen import covered, litmus, render, strip_tags
@@ -42,7 +42,7 @@ import dataclasses  # noqa: E402
 import z3  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from amdmm_smt.elaborate import elaborate  # noqa: E402
+from amdmm_smt.elaborate.events import elaborate  # noqa: E402
 from amdmm_smt.encode import encode  # noqa: E402
 from amdmm_smt.encode.logic import AND, NOT, OR  # noqa: E402
 
@@ -159,9 +159,9 @@ def test_never_available_outside_a_scope_containing_the_write_corpus():
     """The same on every shipped litmus test (they contain the chains random tests rarely
     build)."""
     import glob
-    from amdmm_smt.parse import parse_file
+    from amdmm_smt.frontend.litmus import parse_file
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
-    from amdmm_smt.cflow import combos, test_has_cflow as has_control_flow
+    from amdmm_smt.elaborate.cflow import combos, test_has_cflow as has_control_flow
     for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
         t = parse_file(f)
         if has_control_flow(t):      # each path combination is straight-line (§15.2)

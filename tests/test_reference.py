@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from amdmm_smt.elaborate import elaborate
+from amdmm_smt.elaborate.events import elaborate
 from amdmm_smt.model import Model, get_model
-from amdmm_smt.parse import parse_text
+from amdmm_smt.frontend.litmus import parse_text
 from amdmm_smt.reference import ReferenceTooBig, ReferenceUnbounded, reference_outcomes
 
 U = None   # undef

@@ -8,9 +8,9 @@ tests in litmus/barrier/ check whole outcomes through `--engine reference` as we
 import os
 from dataclasses import replace
 
-from amdmm_smt.elaborate import elaborate
+from amdmm_smt.elaborate.events import elaborate
 from amdmm_smt.model import Model, Options, get_model
-from amdmm_smt.parse import parse_file, parse_text
+from amdmm_smt.frontend.litmus import parse_file, parse_text
 from amdmm_smt.reference import run_reference
 from amdmm_smt.reference.barrier import BarrierMemory, BarrierProgram, analyse
 

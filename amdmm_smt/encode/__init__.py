@@ -12,15 +12,15 @@ One module per family of axioms, applied in this order:
   values.final_values     final memory state
   control.control         branch conditions of the path, UB from branching on undef (§15)
 
-Each call runs inside `ctx.family(NAME)` (amdmm_smt/families.py), the named rule family its
+Each call runs inside `ctx.family(NAME)` (amdmm_smt/encode/families.py), the named rule family its
 constraints are reported under by `amdmm-smt explain`; a module that encodes several families
 sets finer ones inside. A new module: `with x.ctx.family(families.NEW): new.encode(x)`.
 """
 
 from __future__ import annotations
 
-from .. import families as F
-from ..elaborate import Elab
+from . import families as F
+from ..elaborate.events import Elab
 from . import async_ops, avvis, barrier, coherence, control, sync, values
 from .execution import Execution
 

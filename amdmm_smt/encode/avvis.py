@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .. import families as F
-from ..elaborate import Event, load_visible, store_available
+from . import families as F
+from ..elaborate.events import Event, load_visible, store_available
 from ..ir import SYSTEM, WORKGROUP, is_acquire, is_release
 from .execution import Execution
 from .logic import AND, B, IFF, NOT, OR

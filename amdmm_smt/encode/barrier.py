@@ -17,11 +17,11 @@ from typing import Optional
 
 import z3
 
-from ..elab_barrier import BarOp, BarrierInfo
-from ..elaborate import Elab, may_acquire, may_release
+from ..elaborate.barrier import BarrierInfo
+from ..elaborate.events import Elab, may_acquire, may_release
 from ..errors import Unsupported
 from ..ir import is_acquire, is_release
-from .logic import AND, NOT, OR, B
+from .logic import AND, NOT, OR
 
 # UB rule names, in the order docs/semantics.md 10.4 lists them
 UNINIT, INIT_COUNT, SIGNAL_VAR, DROP_NEG, DROP_NO_JOIN, DROP_RACE, WAIT_NO_JOIN, PHASE_SEP, \

@@ -4,8 +4,8 @@ modification order only then), and the coherence order of all writes (docs R-fin
 
 from __future__ import annotations
 
-from .. import families as F
-from ..elaborate import strong_atomic
+from . import families as F
+from ..elaborate.events import strong_atomic
 from . import async_ops
 from .execution import Execution
 from .logic import AND, IMPLIES, NOT, OR

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import z3
 
-from .logic import AND, IMPLIES, NOT, OR
+from .logic import IMPLIES, NOT, OR
 
 ZERO = z3.BitVecVal(0, 32)
 ONE = z3.BitVecVal(1, 32)

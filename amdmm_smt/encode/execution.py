@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import z3
 
-from ..elaborate import Elab, Event
+from ..elaborate.events import Elab, Event
 from .logic import AND, OR, B, Ctx
 
 RMW_KINDS = ("rmw", "cmpxchg")

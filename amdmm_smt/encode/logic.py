@@ -8,7 +8,7 @@ from typing import Optional, Union
 
 import z3
 
-from ..families import STRUCTURE
+from .families import STRUCTURE
 from ..limits import tick
 
 B = Union[bool, z3.BoolRef]
@@ -93,7 +93,7 @@ class Ctx:
     Every constraint is tagged with the named rule family it belongs to (`families`, parallel
     to `constraints`): an encoding module sets it with `with ctx.family(NAME):` around what it
     adds. `verify` ignores the tags (plain `s.add`); `explain` tracks one Boolean per family
-    to name the rules behind an unsat core (amdmm_smt/explain.py, amdmm_smt/families.py).
+    to name the rules behind an unsat core (amdmm_smt/explain/witness.py, amdmm_smt/encode/families.py).
     STRUCTURE (the default) is what a candidate execution is, never reported."""
 
     def __init__(self, explaining: bool = False):

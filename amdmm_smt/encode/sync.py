@@ -5,8 +5,8 @@ scopes (synchronizes-with only between operations with inclusive scopes)."""
 from __future__ import annotations
 
 
-from .. import families as F
-from ..elaborate import Event, may_acquire, may_release, strong_atomic
+from . import families as F
+from ..elaborate.events import Event, may_acquire, may_release, strong_atomic
 from ..ir import is_acquire, is_release
 from . import async_ops
 from .execution import Execution

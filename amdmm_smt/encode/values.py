@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import z3
 
-from .. import families as F
-from ..elaborate import Event
+from . import families as F
+from ..elaborate.events import Event
 from .execution import Execution
 from .logic import AND, B, IFF, IMPLIES, NOT, OR
 

@@ -49,14 +49,13 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from ..elaborate import elaborate
+from ..elaborate.events import elaborate
 from ..ir import Test
 from ..model import Model
-from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key,
-                        wanted_states)
+from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key, wanted_states)
 from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
 from .engine import reference_analysis, reference_outcomes, reference_outcomes_ub
-from ..cflow import combos, test_has_cflow, unroll_bound
+from ..elaborate.cflow import combos, test_has_cflow, unroll_bound
 from ..outcomes import cf_verdicts
 from dataclasses import replace
 

@@ -12,7 +12,7 @@ validated by `elaborate` (errors), so every test that reaches the engine is vali
 
 from __future__ import annotations
 
-from ..elaborate import compatible
+from ..elaborate.events import compatible
 from .common import ReferenceUnsupported
 
 ASYNC_KINDS = ("dma", "dma_read", "dma_write", "asyncmark", "wait_asyncmark")

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import itertools
 
-from ..elaborate import Elab
+from ..elaborate.events import Elab
 from ..ir import at_least_monotonic
 from ..outcomes import projection
 from .async_ops import ASYNC_KINDS, AsyncOps
 from .avvis import AvVis
 from .control import Control
 from .coherence import Coherence
-from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
-                     ReferenceUnsupported, _bits, _Guess, _signed)
+from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported, _bits, _Guess, _signed)
 from .barrier import _closure, analyse
 from .seq_cst import SeqCst
 from .sync import Sync

@@ -3,7 +3,7 @@ of the encoding) or forbidden (a minimal set of named rule families whose constr
 together rule it out: an unsat core over one tracking Boolean per family, minimised).
 
 The encoding is the one `verify` solves (encode/), with every constraint tagged by the family
-that added it (encode/logic.py Ctx.family, amdmm_smt/families.py). Only this module tracks
+that added it (encode/logic.py Ctx.family, amdmm_smt/encode/families.py). Only this module tracks
 families; `verify` adds the same constraints untracked.
 """
 
@@ -15,17 +15,16 @@ from typing import Optional
 
 import z3
 
-from . import families as F
-from .elaborate import Elab, Event, elaborate
-from .errors import Unsupported
-from .encode import encode
-from .encode.avvis import av_scope, make_available
-from .encode.execution import Execution
+from ..encode import families as F
+from ..elaborate.events import Elab, Event, elaborate
+from ..encode import encode
+from ..encode.avvis import av_scope, make_available
+from ..encode.execution import Execution
 from .graph import effects
-from .ir import LEVEL_NAME, SYSTEM, Condition, Test
-from .model import Model
-from .outcomes import format_state, projection
-from .solve import _signed, _term_z3, cond_z3
+from ..ir import LEVEL_NAME, SYSTEM, Condition, Test
+from ..model import Model
+from ..outcomes import format_state, projection
+from ..solve import _signed, _term_z3, cond_z3
 
 
 @dataclass
@@ -58,7 +57,7 @@ class Explanation:
 
 def parse_outcome(test: Test, text: str) -> Condition:
     """An outcome / condition given on the command line, in the test's own terms."""
-    from .parse import _Ctx, _TestCtx, parse_condition
+    from ..frontend.litmus import _Ctx, _TestCtx, parse_condition
     ctx = _Ctx("--outcome", test.memory, {})
     return parse_condition(text, _TestCtx("--outcome", ctx, test.threads), 1)
 
@@ -110,7 +109,7 @@ def _combinations(test: Test):
     """The straight-line tests to explain: the test itself, or for a test with control flow
     every combination of complete thread paths (docs 15.2; paths cut by the unroll bound end
     no execution and are left out)."""
-    from .cflow import combos, test_has_cflow, unroll_bound
+    from ..elaborate.cflow import combos, test_has_cflow, unroll_bound
     if not test_has_cflow(test):
         return [test]
     _, _, gen = combos(test, unroll_bound(test, None))

@@ -22,7 +22,7 @@ from multiprocessing import Pipe
 from multiprocessing.connection import wait
 from typing import Callable, Optional
 
-from . import limits
+from .. import limits
 
 POLL = 0.05           # seconds between memory polls of a busy worker
 
@@ -47,12 +47,12 @@ Outcome = tuple
 
 def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Outcome:
     """Run one task in this process under the cooperative limits (also used directly by
-    the Dask task, amdmm_smt/dask_run.py, inside its own worker)."""
-    from .errors import LitmusError
-    from .runner import model_for, parse_one
-    from .outcomes import limit_result
-    from .reference import run_reference
-    from .solve import run_test
+    the Dask task, amdmm_smt/run/cluster.py, inside its own worker)."""
+    from ..errors import LitmusError
+    from .collect import model_for, parse_one
+    from ..outcomes import limit_result
+    from ..reference import run_reference
+    from ..solve import run_test
     limits.begin(task.timeout, task.memory_mb,
                  (lambda st: notify(("stage", st))) if notify else None)
     t0 = time.perf_counter()
@@ -123,7 +123,8 @@ def _child(conn) -> None:
 def _preload() -> None:
     """Import what a worker runs before forking it: shared with the parent, not counted
     against the first test's --memory, not paid for again by every fresh worker."""
-    from . import outcomes, reference, runner, solve  # noqa: F401
+    from .. import outcomes, reference, solve  # noqa: F401
+    from . import collect  # noqa: F401
     import z3  # noqa: F401
 
 
@@ -198,7 +199,7 @@ def _rss(pid: int) -> int:
 def run_tasks(tasks: list[Task], jobs: int,
               done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
     """Run every task in `jobs` worker processes; outcomes in task order."""
-    from .outcomes import limit_result
+    from ..outcomes import limit_result
     out: list[Optional[Outcome]] = [None] * len(tasks)
     pending = deque(tasks)
     workers: list[_Worker] = []
@@ -215,12 +216,12 @@ def run_tasks(tasks: list[Task], jobs: int,
         an error naming the file)."""
         t = w.test
         if t is None and w.task.file is not None:
-            from .runner import parse_one     # stopped before it said which test: find out
+            from .collect import parse_one     # stopped before it said which test: find out
             t, _ = parse_one(w.task.file, w.task.data)
         if t is None:
             finish(w, (None, None, f"{w.task.file}: {reason}"))
         else:
-            from .runner import model_for
+            from .collect import model_for
             try:
                 model = model_for(t, w.task.model_name)
             except Exception:

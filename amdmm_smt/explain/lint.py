@@ -7,46 +7,12 @@ test silences warnings by name with the top-level key `silence: [name, ...]`.
 
 from __future__ import annotations
 
+from ..errors import Warn
+from ..errors import WARNINGS, ELAB_WARNINGS, ALL_WARNINGS  # noqa: F401 (the catalogue)
+from ..elaborate.events import (SYNC_AS_PREFIX, Elab, Event, compatible, may_acquire,
+                              may_release, strong_atomic)
+from ..ir import LEVEL_NAME, WORKGROUP, Test
 
-from .errors import Warn
-from .elaborate import (Elab, Event, compatible, may_acquire, may_release, strong_atomic,
-                        SYNC_AS_PREFIX)
-from .ir import LEVEL_NAME, WORKGROUP, Test
-
-# name -> what it means (also the list `silence:` accepts)
-WARNINGS = {
-    "scopes-never-inclusive":
-        "a release / acquire pair on one location whose scopes can never be inclusive for the "
-        "placement, so it never synchronizes (S002 sync scopes)",
-    "atomics-never-inclusive":
-        "an atomic write and an atomic read of one location in threads whose scopes never "
-        "include each other: the read is never in the atomic case of the value rule with that "
-        "write (S000), so unless something else orders them it returns undef",
-    "wide-scope-on-lds":
-        "an atomic LDS access with a scope wider than workgroup, which is treated as workgroup "
-        "(S002 memory-model notes)",
-    "fence-without-atomic":
-        "a fence with no atomic access in its thread that could pair with it (a release fence "
-        "needs an atomic write after it, an acquire fence an atomic read before it; LangRef "
-        "fence); seq_cst fences are exempt (they also order through the seq_cst order)",
-    "untagged-one-as-fence":
-        "a -one-as fence without amdgpu-synchronize-as tags (S002: say which address spaces "
-        "it synchronizes)",
-    "read-always-undef":
-        "a plain read that is undef in every execution: a write to its location in another "
-        "thread can never happen-before or after it (S000 value rule, property 1)",
-    "incompatible-mmra-tags":
-        "an access whose MMRA tags are incompatible with every synchronizing operation of its "
-        "thread, so program order to and from them is not in happens-before (S001)",
-}
-
-# warnings other stages attach (elaborate.py), silenced by the same key
-ELAB_WARNINGS = {
-    "cluster-without-clusters":
-        "a cluster number on a target without workgroup clusters: the cluster is the whole "
-        "agent (docs/semantics.md R-cluster-placement)",
-}
-ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}
 
 
 def Warning(name: str, file: str, line: int, message: str) -> Warn:

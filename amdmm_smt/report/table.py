@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .outcomes import Result, format_state
+from ..outcomes import Result, format_state
 
 STYLE = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red"}
 

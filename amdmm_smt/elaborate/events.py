@@ -9,13 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .elab_barrier import BarrierInfo, elaborate_barriers
-from .errors import LitmusError, Unsupported, Warn
-from .ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP,
-                 Instr, Test, at_least_monotonic, is_acquire, is_release)
-from .model import Model
-from . import asyncops
-from .targets import Target, get_target
+from .barrier import BarrierInfo, elaborate_barriers
+from ..errors import LitmusError, Unsupported, Warn
+from ..ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP, Instr, Test, at_least_monotonic, is_acquire, is_release)
+from ..model import Model
+from . import async_ops as asyncops
+from ..targets import Target, get_target
 
 AV_NONE = ("amdgcn-av", "none")
 SYNC_AS_PREFIX = "amdgpu-synchronize-as"

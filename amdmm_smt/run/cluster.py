@@ -13,7 +13,7 @@ import os
 from dataclasses import replace
 from typing import Callable, Optional
 
-from .errors import LitmusError
+from ..errors import LitmusError
 from .pool import Outcome, Task, run_tasks
 
 CHUNKS_PER_WORKER = 4      # enough chunks to balance uneven tests, few enough to batch cheaply

@@ -1,4 +1,4 @@
-"""Pictures of a witness execution (amdmm_smt/explain.py), like herd7's: one column per thread
+"""Pictures of a witness execution (amdmm_smt/explain/witness.py), like herd7's: one column per thread
 in program order, the initial writes on top; edges po (black), rf (red), co (blue), sw
 (green), happens-before beyond program order and sw (orange, dashed, transitively reduced).
 

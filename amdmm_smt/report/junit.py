@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
-from .outcomes import format_state
-from .report import verdict_text
+from ..outcomes import format_state
+from .table import verdict_text
 
 
 def classname(file: str, suite: str) -> str:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .errors import LitmusError
-from .ir import CLUSTER, WAVEFRONT, WORKGROUP, Instr, Test
-from .model import Model
-from .targets import Target, barrier_id_problem
+from ..errors import LitmusError
+from ..ir import CLUSTER, WAVEFRONT, WORKGROUP, Instr, Test
+from ..model import Model
+from ..targets import Target, barrier_id_problem
 
 P = "llvm.amdgcn.s.barrier"
 BARRIER, SIGNAL, WAIT, INIT, JOIN, LEAVE, SIGNAL_VAR, ISFIRST = (

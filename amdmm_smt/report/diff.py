@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
-from .model import Model, Options
-from .outcomes import Result, format_state, state_sort_key
+from ..model import Model, Options
+from ..outcomes import format_state, state_sort_key
 
 
 @dataclass
@@ -31,7 +31,7 @@ class TestDiff:
     own_model: Optional[str] = None   # the test's own `model:` (overridden by --from / --to)
     states: list = field(default_factory=list)   # outcomes both allow
     # per changed outcome: the witness under the model that allows it, the named families
-    # that forbid it under the other (amdmm_smt/explain.py); filled by explain_changes
+    # that forbid it under the other (amdmm_smt/explain/witness.py); filled by explain_changes
     explanations: list = field(default_factory=list)
 
     @property
@@ -86,8 +86,8 @@ def diff_results(ra: list, rb: list, parse_errors: list = ()) -> list[TestDiff]:
 def explain_changes(diffs: list[TestDiff], tests: list, model_a: Model, model_b: Model,
                     timeout: float = 60.0) -> None:
     """For every outcome that changed: a witness under the model that allows it and the
-    minimal families forbidding it under the other (amdmm_smt/explain.py)."""
-    from .explain import explain, format_witness, parse_outcome
+    minimal families forbidding it under the other (amdmm_smt/explain/witness.py)."""
+    from ..explain.witness import explain, format_witness, parse_outcome
     by_file = {t.file: t for t in tests}
     for d in diffs:
         t = by_file.get(d.file)

@@ -1,0 +1,7 @@
+"""Explanations: why an outcome is allowed (a witness) or forbidden (a minimal set of named rule
+families), pictures of a witness, and static warnings.
+
+  witness.py  `amdmm-smt explain`: witnesses and minimal rule-family cores
+  graph.py    a witness as DOT / SVG
+  lint.py     `amdmm-smt lint`: likely mistakes found before solving
+"""

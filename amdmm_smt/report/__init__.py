@@ -1,0 +1,6 @@
+"""Stage 5, reporting: results -> text for people and machines.
+
+  table.py  the rich table, JSON lines, the summary
+  junit.py  JUnit XML for CI
+  diff.py   the outcomes of two model versions side by side (text, Markdown, HTML, JSON)
+"""
