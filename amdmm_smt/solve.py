@@ -22,7 +22,7 @@ from .outcomes import (Result, State, cf_verdicts, eval_cond, judge, judge_ub, l
 
 # ---- conditions -------------------------------------------------------------------------
 
-def _term_z3(x: Execution, t):
+def term_z3(x: Execution, t):
     if isinstance(t, Const):
         return (True, z3.BitVecVal(0, 32)) if t.value is None else (False,
                                                                     z3.BitVecVal(t.value, 32))
@@ -33,7 +33,7 @@ def _term_z3(x: Execution, t):
 
 def cond_z3(x: Execution, cond: Cond):
     if isinstance(cond, Cmp):
-        (lu, lv), (ru, rv) = _term_z3(x, cond.left), _term_z3(x, cond.right)
+        (lu, lv), (ru, rv) = term_z3(x, cond.left), term_z3(x, cond.right)
         both_undef = AND(lu, ru)
         both_def_eq = AND(NOT(lu), NOT(ru), lv == rv)
         eq = OR(both_undef, both_def_eq)
@@ -44,7 +44,7 @@ def cond_z3(x: Execution, cond: Cond):
     return AND(*parts) if cond.op == "and" else OR(*parts)
 
 
-def _signed(v: int) -> int:
+def signed(v: int) -> int:
     return v - 2 ** 32 if v >= 2 ** 31 else v
 
 
@@ -107,7 +107,7 @@ class _Projector:
     """The projection terms of a test, with what blocking a state needs, built once."""
 
     def __init__(self, x: Execution, terms: list):
-        self.zterms = [_term_z3(x, t) for t in terms]
+        self.zterms = [term_z3(x, t) for t in terms]
         self.lits: dict = {}
         self.pending: list = []
 
@@ -128,7 +128,7 @@ class _Projector:
                 vals.append(None)
                 continue
             z3.z3core.Z3_model_eval(ctx, mdl, v.as_ast(), True, out)
-            vals.append(_signed(int(z3.z3core.Z3_get_numeral_string(ctx, out[0]))))
+            vals.append(signed(int(z3.z3core.Z3_get_numeral_string(ctx, out[0]))))
         return tuple(vals)
 
     def _differs_bv(self, vals: tuple):

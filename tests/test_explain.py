@@ -146,14 +146,14 @@ def test_address_space_synchronization_is_named():
 def _outcomes_explaining(t, m):
     """The outcome set of the explain encoding (every family on), enumerated here."""
     from amdmm_smt.outcomes import projection
-    from amdmm_smt.solve import _term_z3
+    from amdmm_smt.solve import term_z3
     x = encode(elaborate(t, m), explaining=True)
     s = z3.Solver()
     s.add(*x.ctx.constraints)
     if not isinstance(x.ub, bool):
         s.add(z3.Not(x.ub))
     keys, terms = projection(t)
-    zt = [_term_z3(x, term) for term in terms]
+    zt = [term_z3(x, term) for term in terms]
     out = set()
     while s.check() == z3.sat:
         md = s.model()

@@ -24,7 +24,7 @@ from .graph import effects
 from ..ir import LEVEL_NAME, SYSTEM, Condition, Test
 from ..model import Model
 from ..outcomes import format_state, projection
-from ..solve import _signed, _term_z3, cond_z3
+from ..solve import signed, term_z3, cond_z3
 
 
 @dataclass
@@ -57,9 +57,8 @@ class Explanation:
 
 def parse_outcome(test: Test, text: str) -> Condition:
     """An outcome / condition given on the command line, in the test's own terms."""
-    from ..frontend.litmus import _Ctx, _TestCtx, parse_condition
-    ctx = _Ctx("--outcome", test.memory, {})
-    return parse_condition(text, _TestCtx("--outcome", ctx, test.threads), 1)
+    from ..frontend.litmus import parse_test_condition
+    return parse_test_condition(test, text)
 
 
 def _bool(v) -> z3.BoolRef:
@@ -91,7 +90,7 @@ class _Tracked:
         s.add(_bool(cond_z3(x, cond.cond)))
         self.names = {str(v): f for f, v in self.lits.items()}
         keys, terms = projection(test)
-        self.keys, self.zterms = keys, [_term_z3(x, t) for t in terms]
+        self.keys, self.zterms = keys, [term_z3(x, t) for t in terms]
 
     def check(self, fams, deadline: float) -> z3.CheckSatResult:
         """Satisfiable with the families `fams` on (a family this test lacks adds nothing)."""
@@ -167,7 +166,7 @@ def _state(m: z3.ModelRef, keys, zterms) -> tuple:
         if _true(m, u):
             vals.append(None)
         else:
-            vals.append(_signed(m.eval(v, model_completion=True).as_long()))
+            vals.append(signed(m.eval(v, model_completion=True).as_long()))
     return tuple(zip(keys, vals))
 
 
@@ -203,7 +202,7 @@ class _W:
     def val(self, undef, v) -> Optional[int]:
         if self.t(undef):
             return None
-        return _signed(self.m.eval(v, model_completion=True).as_long())
+        return signed(self.m.eval(v, model_completion=True).as_long())
 
 
 def _fmt(v: Optional[int]) -> str:
@@ -246,7 +245,7 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
     reads = [_read(x, w, r) for r in ev if r.reads]
     final = {loc: _fmt(w.val(*x.final[loc])) for loc in el.locs}
     keys, terms = projection(el.test)
-    state = format_state(_state(m, keys, [_term_z3(x, t) for t in terms]))
+    state = format_state(_state(m, keys, [term_z3(x, t) for t in terms]))
     return {"threads": el.thread_names, "events": events, "rf": rf, "co": co, "sw": sw_list,
             "hb": hb, "reads": reads, "final": final, "state": state}
 

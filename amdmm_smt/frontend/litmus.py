@@ -664,6 +664,13 @@ def parse_condition(text: str, tctx: _TestCtx, line: int, literal: bool = False)
                      _CondParser(text, tctx, line, literal).parse())
 
 
+def parse_test_condition(test: Test, text: str, source: str = "--outcome") -> Condition:
+    """A condition given outside the file (e.g. `explain --outcome`), in the test's own terms:
+    its locations, threads and registers; errors name `source`."""
+    ctx = _Ctx(source, test.memory, {})
+    return parse_condition(text, _TestCtx(source, ctx, test.threads), 1)
+
+
 # ---- the test -----------------------------------------------------------------------------
 
 def _want(node: Node, typ, what: str, file: str):
