@@ -8,21 +8,27 @@ import math
 import os
 import sys
 
-import click
-from rich.console import Console
-
 from typing import Optional
+
+import click
 
 from . import __version__
 from .errors import LitmusError
-from .model import get_model, list_models
-from .report.table import (MAX_OUTCOMES, error_record, print_json, print_table, result_record, summary)
-from .run.collect import collect, lint_tests, load
-from .run.corpus import progress_printer, run_files, run_models
+
+# Start-up (issue 16 item 5): this module imports only click; every command imports what it
+# uses (the solver, rich, the herd importer, Dask) when it runs, so `--help` and a per-file
+# hook pay for nothing they do not use. benchmarks/startup.py measures it.
+MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all
+
+
+def Console(**kw):
+    """A rich console, imported when first printed to."""
+    from rich.console import Console as RichConsole
+    return RichConsole(**kw)
 
 
 def _fail2(msg: str) -> None:
-    Console(stderr=True, highlight=False, emoji=False).print(msg, markup=False, soft_wrap=True)
+    click.echo(msg, err=True)
     sys.exit(2)
 
 
@@ -145,6 +151,10 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
            quiet, max_outcomes, decide_only, dask_address, unroll):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
+    from .model import get_model
+    from .report.table import error_record, print_json, print_table, result_record, summary
+    from .run.collect import collect, lint_tests
+    from .run.corpus import progress_printer, run_files
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
     try:
@@ -215,6 +225,9 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask
 
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input
     (including an error row)."""
+    from .model import get_model
+    from .run.collect import load
+    from .run.corpus import progress_printer, run_models
     from .report.diff import diff_results, explain_changes, to_html, to_json, to_markdown, to_text
     try:
         a, b = get_model(model_a), get_model(model_b)
@@ -320,6 +333,8 @@ def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_tim
 def lint(paths, model_name, as_json):
     """Static warnings for likely mistakes (no solving). Exit 0 (warnings do not fail),
     2 on bad input. A test silences a warning by name with `silence: [name, ...]`."""
+    from .report.table import print_json
+    from .run.collect import lint_tests, load
     console = Console(highlight=False, emoji=False)
     batch = load(paths)
     warns = lint_tests(batch.tests, model_name)
@@ -344,6 +359,7 @@ def lint(paths, model_name, as_json):
 def models():
     """List the shipped model versions and the options each sets differently from the
     defaults."""
+    from .model import list_models
     console = Console(highlight=False, emoji=False)
     try:
         ms = list_models()

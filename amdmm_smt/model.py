@@ -265,6 +265,11 @@ def get_model(name_or_file: Optional[str]) -> Model:
         if not os.path.exists(name):
             raise LitmusError(f"model file '{show(name)}' does not exist", name)
         return load_model_file(name)
+    d = shipped_models_dir()
+    if d is not None and os.path.isfile(os.path.join(d, name + ".yaml")):
+        m = load_model_file(os.path.join(d, name + ".yaml"))     # the usual case: one file read
+        if m.name == name:
+            return m
     for m in list_models():
         if m.name == name:
             return m

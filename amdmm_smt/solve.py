@@ -17,7 +17,8 @@ from .encode.logic import AND, NOT, OR
 from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
 from .elaborate.cflow import combos, test_has_cflow, unroll_bound
-from .outcomes import (Result, State, cf_verdicts, eval_cond, judge, judge_ub, limit_result, projection, state_sort_key, wanted_states)
+from .outcomes import (Result, State, cf_verdicts, eval_cond, judge, judge_ub, limit_result,
+                       projection, state_sort_key, wanted_states)
 
 
 # ---- conditions -------------------------------------------------------------------------

@@ -129,3 +129,10 @@ def test_solver_giving_up_is_unknown_exit_1(write, monkeypatch):
 def test_memory_option_is_accepted(write):
     code, out = run("verify", "--memory", "512", write(MP.format(name="mp", expect="forbidden")))
     assert code == 0, out
+
+
+def test_the_cli_default_max_outcomes_is_the_tables():
+    # cli.py keeps its own copy so that `--help` does not import the report (start-up)
+    from amdmm_smt import cli
+    from amdmm_smt.report import table
+    assert cli.MAX_OUTCOMES == table.MAX_OUTCOMES

@@ -11,7 +11,8 @@ from typing import Optional
 
 from .barrier import BarrierInfo, elaborate_barriers
 from ..errors import LitmusError, Unsupported, Warn
-from ..ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP, Instr, Test, at_least_monotonic, is_acquire, is_release)
+from ..ir import (AGENT, CLUSTER, SCOPE_LEVEL, SINGLETHREAD, SYSTEM, WAVEFRONT, WORKGROUP, Instr,
+                  Test, at_least_monotonic, is_acquire, is_release)
 from ..model import Model
 from . import async_ops as asyncops
 from ..targets import Target, get_target

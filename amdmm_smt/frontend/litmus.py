@@ -16,7 +16,8 @@ from . import async_intrinsics as asyncops
 from .async_intrinsics import is_async_intrinsic
 from ..targets import get_target
 from .cfg import CF_KINDS, analyse
-from ..ir import (ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, BoolOp, Cmp, Condition, Const, Instr, Location, LocTerm, Not, Reg, RegTerm, Test, Thread)
+from ..ir import (ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, BoolOp, Cmp, Condition, Const, Instr,
+                  Location, LocTerm, Not, Reg, RegTerm, Test, Thread)
 
 TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
             "exists", "expect", "outcomes", "silence", "undefined", "unroll", "bound"}
@@ -29,30 +30,43 @@ I32_MIN, U32_MAX = -(2 ** 31), 2 ** 32 - 1
 
 # ---- instructions -------------------------------------------------------------------------
 
+class _Lazy:
+    """A regular expression compiled when first used (start-up: a test compiles only the
+    instruction forms it contains; issue 16 item 5)."""
+
+    def __init__(self, pattern: str):
+        self.pattern, self._re = pattern, None
+
+    def __getattr__(self, name):          # fullmatch, search, sub, finditer
+        if self._re is None:
+            self._re = re.compile(self.pattern)
+        return getattr(self._re, name)
+
+
 _PTR = r"ptr(?:\s+addrspace\((?P<as>\d+)\))?\s+@(?P<loc>[A-Za-z_.$][\w.$]*)"
 _SCOPE = r'(?:\s+syncscope\("(?P<scope>[^"]*)"\))?'
 _VAL = r"(?P<{}>-?(?:0[xX][0-9a-fA-F]+|\d+)|%[\w.$]+)"
 _REGDEF = r"%(?P<reg>[\w.$]+)\s*=\s*"
 
-RE_LOAD = re.compile(
+RE_LOAD = _Lazy(
     _REGDEF + r"load(?P<atomic>\s+atomic)?(?P<volatile>\s+volatile)?\s+i32\s*,\s*" + _PTR
     + _SCOPE + r"(?:\s+(?P<order>\w+))?$")
-RE_STORE = re.compile(
+RE_STORE = _Lazy(
     r"store(?P<atomic>\s+atomic)?(?P<volatile>\s+volatile)?\s+i32\s+" + _VAL.format("val")
     + r"\s*,\s*" + _PTR + _SCOPE + r"(?:\s+(?P<order>\w+))?$")
-RE_RMW = re.compile(
+RE_RMW = _Lazy(
     _REGDEF + r"atomicrmw(?P<volatile>\s+volatile)?\s+(?P<op>\w+)\s+" + _PTR + r"\s*,\s*i32\s+"
     + _VAL.format("val") + _SCOPE + r"\s+(?P<order>\w+)$")
-RE_CMPXCHG = re.compile(
+RE_CMPXCHG = _Lazy(
     _REGDEF + r"cmpxchg(?:\s+weak)?(?P<volatile>\s+volatile)?\s+" + _PTR + r"\s*,\s*i32\s+"
     + _VAL.format("exp") + r"\s*,\s*i32\s+" + _VAL.format("new") + _SCOPE
     + r"\s+(?P<order>\w+)\s+(?P<fail>\w+)$")
-RE_FENCE = re.compile(r"fence" + _SCOPE + r"\s+(?P<order>\w+)$")
-RE_CALL = re.compile(
+RE_FENCE = _Lazy(r"fence" + _SCOPE + r"\s+(?P<order>\w+)$")
+RE_CALL = _Lazy(
     r"(?:%(?P<reg>[\w.$]+)\s*=\s*)?(?:tail\s+)?call\s+(?P<ty>void|i1|i32|i64)\s+"
     r"@(?P<name>llvm\.amdgcn\.[\w.]+)\s*\((?P<args>.*)\)$")
-RE_MMRA = re.compile(r",\s*!mmra\s+(?P<md>!\d+|!\{.*\})\s*$")
-RE_ALIGN = re.compile(r",\s*align\s+\d+\s*$")
+RE_MMRA = _Lazy(r",\s*!mmra\s+(?P<md>!\d+|!\{.*\})\s*$")
+RE_ALIGN = _Lazy(r",\s*align\s+\d+\s*$")
 
 AV_STORE = {"llvm.amdgcn.av.global.store.b128", "llvm.amdgcn.av.store.b128.p1",
             "llvm.amdgcn.av.store.b128.p0", "llvm.amdgcn.av.store.b128"}
@@ -319,17 +333,17 @@ _LBL = r"[A-Za-z_.$][\w.$]*|\d+"
 _OPD = r"-?(?:0[xX][0-9a-fA-F]+|\d+)|%[\w.$]+"
 ICMP_PREDS = ("eq", "ne", "slt", "sgt", "sle", "sge", "ult", "ugt", "ule", "uge")
 BINOPS = ("add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr")
-RE_LABEL = re.compile(rf"(?P<name>{_LBL}):")
-RE_BR = re.compile(rf"br\s+label\s+%(?P<t>{_LBL})")
-RE_CBR = re.compile(rf"br\s+i1\s+(?P<c>%[\w.$]+|true|false)\s*,\s*label\s+%(?P<a>{_LBL})\s*,"
+RE_LABEL = _Lazy(rf"(?P<name>{_LBL}):")
+RE_BR = _Lazy(rf"br\s+label\s+%(?P<t>{_LBL})")
+RE_CBR = _Lazy(rf"br\s+i1\s+(?P<c>%[\w.$]+|true|false)\s*,\s*label\s+%(?P<a>{_LBL})\s*,"
                     rf"\s*label\s+%(?P<b>{_LBL})")
-RE_ICMP = re.compile(_REGDEF + rf"icmp\s+(?P<op>\w+)\s+i32\s+(?P<a>{_OPD})\s*,\s*(?P<b>{_OPD})")
-RE_BINOP = re.compile(_REGDEF + rf"(?P<op>\w+)(?P<flags>(?:\s+(?:nsw|nuw|exact))*)\s+i32\s+"
+RE_ICMP = _Lazy(_REGDEF + rf"icmp\s+(?P<op>\w+)\s+i32\s+(?P<a>{_OPD})\s*,\s*(?P<b>{_OPD})")
+RE_BINOP = _Lazy(_REGDEF + rf"(?P<op>\w+)(?P<flags>(?:\s+(?:nsw|nuw|exact))*)\s+i32\s+"
                       rf"(?P<a>{_OPD})\s*,\s*(?P<b>{_OPD})")
-RE_SELECT = re.compile(_REGDEF + rf"select\s+i1\s+(?P<c>%[\w.$]+|true|false)\s*,\s*i32\s+"
+RE_SELECT = _Lazy(_REGDEF + rf"select\s+i1\s+(?P<c>%[\w.$]+|true|false)\s*,\s*i32\s+"
                        rf"(?P<a>{_OPD})\s*,\s*i32\s+(?P<b>{_OPD})")
-RE_PHI = re.compile(_REGDEF + r"phi\s+i32\s+(?P<rest>\[.*\])")
-RE_PHI_IN = re.compile(rf"\[\s*(?P<v>{_OPD})\s*,\s*%(?P<l>{_LBL})\s*\]")
+RE_PHI = _Lazy(_REGDEF + r"phi\s+i32\s+(?P<rest>\[.*\])")
+RE_PHI_IN = _Lazy(rf"\[\s*(?P<v>{_OPD})\s*,\s*%(?P<l>{_LBL})\s*\]")
 
 
 def _bool(text: str) -> Any:

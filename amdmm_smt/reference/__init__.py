@@ -52,7 +52,8 @@ from typing import Optional
 from ..elaborate.events import elaborate
 from ..ir import Test
 from ..model import Model
-from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key, wanted_states)
+from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key,
+                        wanted_states)
 from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
 from .engine import reference_analysis, reference_outcomes, reference_outcomes_ub
 from ..elaborate.cflow import combos, test_has_cflow, unroll_bound

@@ -14,7 +14,8 @@ from .async_ops import ASYNC_KINDS, AsyncOps
 from .avvis import AvVis
 from .control import Control
 from .coherence import Coherence
-from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported, _bits, _Guess, _signed)
+from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
+                     ReferenceUnsupported, _bits, _Guess, _signed)
 from .barrier import _closure, analyse
 from .seq_cst import SeqCst
 from .sync import Sync

@@ -4,12 +4,12 @@ file and test name, and outcomes are sorted, so runs diff cleanly."""
 from __future__ import annotations
 
 import json
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from ..outcomes import Result, format_state
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 STYLE = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red"}
 
@@ -143,6 +143,7 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
     """The table (or, narrower than TABLE_WIDTH columns, one block per test, so that names are
     never cut), then the details of every test that did not pass, warnings and errors.
     `quiet`: only the model line(s), failures, warnings and errors."""
+    from rich.text import Text      # rich only when a table is printed (start-up, issue 16)
     several = len({(r.model, r.options) for r in results}) > 1
     for line in model_lines(results):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -163,6 +164,8 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
 
 
 def _table(results, console, timing, max_outcomes, several) -> None:
+    from rich.table import Table
+    from rich.text import Text
     longest = max(len(r.test.name) for r in results)
     table = Table(show_lines=True)
     table.add_column("test", overflow="fold", min_width=min(longest, 52))
@@ -184,6 +187,7 @@ def _table(results, console, timing, max_outcomes, several) -> None:
 def _blocks(results, console, timing, max_outcomes, several) -> None:
     """For narrow consoles: the status and the whole name on one line, then the outcomes and
     the expectations indented. Nothing is cut; long lines wrap."""
+    from rich.text import Text
     for r in results:
         head = Text()
         head.append(f"{r.status:<7}", style=STYLE[r.status])

@@ -10,7 +10,6 @@ from typing import Optional
 from ..errors import LitmusError
 from ..ir import Test
 from ..model import Model, get_model
-from ..frontend.herd.convert import load_litmus
 from ..frontend.litmus import parse_file
 
 
@@ -118,7 +117,8 @@ class Batch:
 def parse_one(f: str, data: Optional[bytes] = None) -> tuple[Optional[Test], Optional[str]]:
     """Parse one file (or its bytes): (test, None) or (None, one-line error)."""
     try:
-        if f.endswith(".litmus"):      # herd / Dartagnan, imported on the fly (herd.py)
+        if f.endswith(".litmus"):      # herd / Dartagnan, imported on the fly
+            from ..frontend.herd.convert import load_litmus
             return load_litmus(f), None
         return parse_file(f, data), None
     except LitmusError as e:

@@ -51,8 +51,6 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
     from ..errors import LitmusError
     from .collect import model_for, parse_one
     from ..outcomes import limit_result
-    from ..reference import run_reference
-    from ..solve import run_test
     limits.begin(task.timeout, task.memory_mb,
                  (lambda st: notify(("stage", st))) if notify else None)
     t0 = time.perf_counter()
@@ -73,7 +71,9 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
             return test, None, str(e)
         try:
             if task.engine == "reference":
+                from ..reference import run_reference
                 return test, run_reference(test, model), None
+            from ..solve import run_test
             return test, run_test(test, model, timeout=task.timeout, memory_mb=task.memory_mb,
                                   decide_only=task.decide_only), None
         except limits.LimitExceeded as e:
@@ -120,17 +120,21 @@ def _child(conn) -> None:
             return   # Z3 after running out of memory is not to be trusted: start afresh
 
 
-def _preload() -> None:
+def _preload(engine: str = "smt") -> None:
     """Import what a worker runs before forking it: shared with the parent, not counted
-    against the first test's --memory, not paid for again by every fresh worker."""
-    from .. import outcomes, reference, solve  # noqa: F401
+    against the first test's --memory, not paid for again by every fresh worker. Only the
+    engine the run uses (start-up: a Z3 run does not load the reference engine)."""
+    from .. import outcomes  # noqa: F401
     from . import collect  # noqa: F401
-    import z3  # noqa: F401
+    if engine == "reference":
+        from .. import reference  # noqa: F401
+    else:
+        from .. import solve  # noqa: F401
 
 
 class _Worker:
-    def __init__(self):
-        _preload()
+    def __init__(self, engine: str = "smt"):
+        _preload(engine)
         parent, child = Pipe(duplex=True)
         pid = os.fork()
         if pid == 0:     # the child
@@ -200,6 +204,7 @@ def run_tasks(tasks: list[Task], jobs: int,
               done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
     """Run every task in `jobs` worker processes; outcomes in task order."""
     from ..outcomes import limit_result
+    engine = "reference" if any(t.engine == "reference" for t in tasks) else "smt"
     out: list[Optional[Outcome]] = [None] * len(tasks)
     pending = deque(tasks)
     workers: list[_Worker] = []
@@ -230,7 +235,7 @@ def run_tasks(tasks: list[Task], jobs: int,
 
     try:
         for _ in range(min(jobs, len(tasks))):
-            workers.append(_Worker())
+            workers.append(_Worker(engine))
         while pending or busy:
             for w in workers:
                 if w.task is None and pending:
@@ -280,7 +285,7 @@ def run_tasks(tasks: list[Task], jobs: int,
             for w in [w for w in workers if w.dead]:
                 workers.remove(w)
                 if pending:
-                    workers.append(_Worker())
+                    workers.append(_Worker(engine))
     finally:
         for w in workers:
             if w.task is not None:

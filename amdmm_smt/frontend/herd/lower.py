@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ...errors import LitmusError, show
-from .syntax import (ARITH, BARRIER_FUNCS, CONTROL_FLOW, I32_MAX, AddrOf, Assign, BinOp, Block, Call, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program, ThreadAst, Unary, Var, While)
+from .syntax import (ARITH, BARRIER_FUNCS, CONTROL_FLOW, I32_MAX, AddrOf, Assign, BinOp, Block,
+                     Call, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program, ThreadAst,
+                     Unary, Var, While)
 
 # ---- lowering one thread to LLVM IR -------------------------------------------------------
 

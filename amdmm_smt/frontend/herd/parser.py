@@ -8,7 +8,9 @@ from typing import Optional
 
 from ...errors import LitmusError, show
 from .lexer import Tok, lex
-from .syntax import (BARRIER_FUNCS, CONTROL_FLOW, I32_MIN, AddrOf, Assign, BinOp, Block, Call, CondAtom, CondOp, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program, ThreadAst, Unary, Var, While)
+from .syntax import (BARRIER_FUNCS, CONTROL_FLOW, I32_MIN, AddrOf, Assign, BinOp, Block, Call,
+                     CondAtom, CondOp, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program,
+                     ThreadAst, Unary, Var, While)
 
 # ---- parsing ------------------------------------------------------------------------------
 
