@@ -368,6 +368,11 @@ def models():
     for m in ms:
         console.print(f"{m.name}: {m.description}", markup=False, soft_wrap=True)
         console.print(f"    options: {m.describe_options()}", markup=False, soft_wrap=True)
+    from .model import CHOICES
+    console.print("option values (default first; a model file's `options:` sets them, "
+                  "docs/semantics.md section 8):", markup=False, soft_wrap=True)
+    for k in sorted(CHOICES):
+        console.print(f"    {k}: {' | '.join(CHOICES[k])}", markup=False, soft_wrap=True)
 
 
 @main.command("import-herd")

@@ -72,6 +72,18 @@ class Options:
     named_init: str = "required"
     null_wait: str = "last-joined"
     cluster_drop: str = "workgroup"
+    # docs/semantics.md 10.7 (issue 17): R-bar-participation ("constraints": S002's
+    # barrier-participates-in is the one that satisfies every constraint, footnote [0];
+    # "run": the wave's token decides, S003's informal note, drop race and phase separation
+    # are then undefined behaviour), R-bar-hb-exec ("executes": happens-before is consistent
+    # with barrier-executes-before, UP 2.3; "none": the barrier orders no memory event
+    # without fences), R-bar-leave ("undefined": a leave with no current named barrier is a
+    # drop without join; "noop": it drops nothing), R-bar-signal-var ("model": K <= C is
+    # undefined; "table": K < C is undefined).
+    barrier_participation: str = "constraints"
+    barrier_hb: str = "executes"
+    leave_unjoined: str = "undefined"
+    signal_var_count: str = "model"
     # docs/semantics.md §11: "seed-004" (S004: async operations program-ordered at their
     # instruction, one asyncmark sequence, masks ignored) or "upstream-stages" (UP 2.4: async
     # operations outside program order, one asyncmark sequence per stage).
@@ -94,6 +106,9 @@ CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")
            "barrier_scopes": ("overlap", "inclusive"), "drop_race": ("formal", "completion"),
            "named_init": ("required", "signal-var"), "null_wait": ("last-joined", "noop"),
            "cluster_drop": ("workgroup", "wave"),
+           "barrier_participation": ("constraints", "run"),
+           "barrier_hb": ("executes", "none"), "leave_unjoined": ("undefined", "noop"),
+           "signal_var_count": ("model", "table"),
            "async_model": ("seed-004", "upstream-stages"),
            "lds_scope": ("instruction", "data"),
            "async_done_edges": ("first", "every")}

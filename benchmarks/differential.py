@@ -8,9 +8,10 @@ Families: `plain` (tests/gen.py `litmus`: 2-4 threads, tags, LDS), `async` (test
 `gen_async`), `async-rich` (tests/gen_async_rich.py: async with MMRA tags, atomics, fences,
 another workgroup), `mixed` (default: half plain, a quarter each async family).
 
---barriers N adds N generated execution-barrier tests (tests/gen.py barrier_test); those the
-reference engine refuses (ReferenceUnsupported, until its barrier family lands) are counted
-and printed.
+--barriers N adds N generated execution-barrier tests (tests/gen.py barrier_test, and every
+other one barrier_choice_test: unequal signal / wait patterns around barrier-ordered atomics,
+issue 17); those the reference engine refuses (ReferenceUnsupported, until its barrier family
+lands) are counted and printed.
 """
 
 from __future__ import annotations
@@ -94,11 +95,12 @@ def barriers(n: int, rnd, out: str) -> int:
     from amdmm_smt.frontend.litmus import parse_text
     from amdmm_smt.reference import run_reference
     from amdmm_smt.solve import run_test
-    from tests.gen import barrier_test
+    from tests.gen import barrier_choice_test, barrier_test
     from tests.test_differential import reference_refuses
     bad = refused = 0
     for i in range(n):
-        text = barrier_test(random.Random(rnd.random()), f"diff-bar-{i}")
+        gen = barrier_choice_test if i % 2 else barrier_test
+        text = gen(random.Random(rnd.random()), f"diff-bar-{i}")
         t = parse_text(text, "gen.yaml")
         m = get_model(rnd.choice(["seed", "pr170447"]))
         try:

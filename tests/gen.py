@@ -364,6 +364,67 @@ def barrier_test(rng, name: str = "gen-bar") -> str:
     return _align_waves(text, places)
 
 
+# issue 17: waves with unequal numbers of signals and waits (the participation is then a
+# choice the constraints decide: R-bar-participation) around barrier-ordered atomics
+# (R-bar-hb-exec); "S" signal, "W" wait, "B" s.barrier
+CHOICE_PATTERNS = [["S", "W"], ["S", "S", "W"], ["S", "W", "S", "W"], ["S"], ["S", "W", "S"],
+                   ["B"], ["B", "B"], ["S", "S", "W", "W"], ["W", "S"]]
+
+
+def _choice_access(rng, regs: list) -> str:
+    loc = rng.choice(["x", "y"])
+    sc = rng.choice(["workgroup", "agent"])
+    if rng.random() < 0.5:
+        v = rng.randint(1, 2)
+        if rng.random() < 0.6:
+            order = rng.choice(["release", "monotonic", "seq_cst"])
+            return (f"store atomic i32 {v}, ptr addrspace(1) @{loc} syncscope(\"{sc}\") "
+                    f"{order}, align 4")
+        return f"store i32 {v}, ptr addrspace(1) @{loc}"
+    r = f"r{len(regs)}"
+    regs.append(r)
+    if rng.random() < 0.6:
+        order = rng.choice(["acquire", "monotonic", "seq_cst"])
+        return (f"%{r} = load atomic i32, ptr addrspace(1) @{loc} syncscope(\"{sc}\") "
+                f"{order}, align 4")
+    return f"%{r} = load i32, ptr addrspace(1) @{loc}"
+
+
+def barrier_choice_test(rng, name: str = "gen-bar-choice") -> str:
+    """A random GFX12 test whose waves signal and wait on the workgroup barrier in unequal
+    patterns (two signals before a wait, a signal and the end, a wait first), with
+    barrier-ordered atomics and plain accesses between the operations, sometimes a third
+    wave in another workgroup that only accesses memory (docs/semantics.md 10.7,
+    R-bar-participation and R-bar-hb-exec). Some are undefined (a deadlock)."""
+    nw = rng.randint(2, 3)
+    other = rng.random() < 0.3
+    lines = [f"name: {name}", "description: generated", "target: gfx1200", "metadata: |",
+             '  !0 = !{!"amdgcn-av", !"none"}',
+             '  !1 = !{!"amdgpu-synchronize-as", !"global"}',
+             '  !2 = !{!"amdgpu-synchronize-as", !"local"}', "memory:",
+             "  x: {space: global, init: 0}", "  y: {space: global, init: 0}", "threads:"]
+    for i in range(nw + (1 if other else 0)):
+        regs: list = []
+        code: list = []
+        if i < nw:
+            pat = rng.choice(CHOICE_PATTERNS)
+            for op in pat:
+                for _ in range(rng.randint(0, 1)):
+                    code.append(_choice_access(rng, regs))
+                if op != "W" and rng.random() < 0.3:
+                    code.append(_bar_fence(rng, "release"))
+                code.append({"S": "call void @llvm.amdgcn.s.barrier.signal(i32 -1)",
+                             "W": "call void @llvm.amdgcn.s.barrier.wait(i16 -1)",
+                             "B": "call void @llvm.amdgcn.s.barrier()"}[op])
+                if op != "S" and rng.random() < 0.3:
+                    code.append(_bar_fence(rng, "acquire"))
+        for _ in range(rng.randint(1, 2)):
+            code.append(_choice_access(rng, regs))
+        lines += [f"  T{i}:", f"    workgroup: {1 if i >= nw else 0}", f"    wavefront: {i}",
+                  "    code: |"] + [f"      {c}" for c in code]
+    return "\n".join(lines) + "\n"
+
+
 def _bar_ops(rng, kind: str, phase: int, ub: bool, same_wave: list) -> list:
     if kind == "wg":
         return [] if ub and rng.random() < 0.5 else ["call void @llvm.amdgcn.s.barrier()"]

@@ -232,7 +232,9 @@ def _ub_key(r):
 
 _BAR_OPT_N = int(os.environ.get("AMDMM_BARRIER_OPTION_EXAMPLES", "30"))
 _BAR_OPTIONS = [{"barrier_scopes": "inclusive"}, {"drop_race": "completion"},
-                {"named_init": "signal-var"}, {"null_wait": "noop"}, {"cluster_drop": "wave"}]
+                {"named_init": "signal-var"}, {"null_wait": "noop"}, {"cluster_drop": "wave"},
+                {"barrier_participation": "run"}, {"barrier_hb": "none"},
+                {"leave_unjoined": "noop"}, {"signal_var_count": "table"}]
 
 
 def test_generated_barrier_tests_under_each_barrier_option():
@@ -251,6 +253,33 @@ def test_generated_barrier_tests_under_each_barrier_option():
         t = parse_text(text, "gen.yaml")
         a, b = run_test(t, m, timeout=120), run_reference(t, m)
         assert a.complete and b.complete, text
+        assert a.states == b.states and _ub_key(a) == _ub_key(b), \
+            f"model {m.name}\n{text}\nsmt {a.states} {a.ub}\nref {b.states} {b.ub}"
+
+
+_BAR_CHOICE_N = int(os.environ.get("AMDMM_BARRIER_CHOICE_EXAMPLES", "24"))
+
+
+def test_generated_barrier_choice_tests():
+    """Issue 17: generated GFX12 tests whose waves signal and wait in unequal patterns
+    (participation chosen by the constraints, R-bar-participation) around barrier-ordered
+    atomics (R-bar-hb-exec), under the default readings and under the old ones
+    (barrier_participation run, barrier_hb none): same outcomes and same undefined
+    behaviour in both engines."""
+    import random
+    from dataclasses import replace
+    from amdmm_smt.reference import run_reference
+    from .gen import barrier_choice_test
+    base = get_model("seed")
+    opts = [{}, {"barrier_participation": "run"}, {"barrier_hb": "none"}]
+    for s in range(_BAR_CHOICE_N):
+        opt = opts[s % len(opts)]
+        m = replace(base, name="seed+" + ",".join(f"{k}={v}" for k, v in opt.items()),
+                    options=replace(base.options, **opt))
+        text = barrier_choice_test(random.Random(2000 + s), f"gen-bar-choice-{s}")
+        t = parse_text(text, "gen.yaml")
+        a, b = run_test(t, m, timeout=120), run_reference(t, m)
+        assert a.complete and b.complete and (a.states or a.ub), text
         assert a.states == b.states and _ub_key(a) == _ub_key(b), \
             f"model {m.name}\n{text}\nsmt {a.states} {a.ub}\nref {b.states} {b.ub}"
 

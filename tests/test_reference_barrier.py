@@ -101,25 +101,38 @@ def test_isfirst_exactly_one():
 
 
 def test_stale_token_phase_separation():
-    # bar-arrive-twice-no-wait: some runs break phase separation, some are defined. In the
+    # bar-arrive-twice-no-wait under barrier_participation run (the token reading): some runs
+    # break phase separation, some are defined. In the
     # run A1a, W1a (blocked), A0a (P1 = {A1a, A0a} wakes W1a, token P1 to T0), A0b, W0 (takes
     # the stale P1), A1b (P2 = {A0b, A1b}), W1b (token P2), D1, D0: phase
     # separation for W0 (A0a -> A0b -> W0, A0b phase-with W1b), and A0b -> D0 in
     # thread-barrier-order with A0b participating only in W1b, not bexec-before D0: a drop
     # race as well (the report names the first rule of 10.4, drop-race)
-    el, p = prog({"T0": ({}, [SIG, SIG, WAIT]), "T1": ({}, [SIG, WAIT, SIG, WAIT])})
+    threads = {"T0": ({}, [SIG, SIG, WAIT]), "T1": ({}, [SIG, WAIT, SIG, WAIT])}
+    el, p = prog(threads, barrier_participation="run")
     an = analyse(el, ["global"], 10_000)
     assert set(an.ub) == {"drop-race", "phase-separation"} and not an.all_undefined
     assert an.ub_rule() == "drop-race"
+    # R-bar-participation constraints (default): W0 takes the stale P1 only in runs whose bmo
+    # also has a participation where W0 takes P2 (or, bmo A0a A0b | A1a A1b, P1 is right):
+    # every bmo is defined, nothing is undefined
+    el, p = prog(threads)
+    an = analyse(el, ["global"], 10_000)
+    assert an.ub == {} and not an.all_undefined and an.groups
 
 
 def test_drop_race_formal_and_completion():
     # bar-signal-then-end: T0 signals and ends; formal rule: the runs where A0 is in T1's
     # phase are drop races; completion: the runs where A0's phase is not complete at D0
     threads = {"T0": ({}, [SIG]), "T1": ({}, [SIG, WAIT])}
-    el, p = prog(threads)
+    el, p = prog(threads, barrier_participation="run")
     an = analyse(el, ["global"], 10_000)
     assert set(an.ub) == {"drop-race"} and not an.all_undefined
+    # constraints (default): the formal rule excludes those bmo (no participation keeps it);
+    # bmo A0, D0, A1 with W1 <- {A1} remains, defined, nothing undefined
+    el, p = prog(threads)
+    an = analyse(el, ["global"], 10_000)
+    assert an.ub == {} and not an.all_undefined
     el, p = prog(threads, drop_race="completion")
     an = analyse(el, ["global"], 10_000)
     assert set(an.ub) == {"drop-race"} and not an.all_undefined
@@ -185,8 +198,26 @@ def test_option_litmus_tests_reference_engine():
     def st(name, m):
         r = run_reference(parse_file(os.path.join(BAR, name + ".yaml")), m)
         return r, [dict(s) for s in r.states]
-    r, s = st("bar-LB-wavefront-rel-wg-acq", model(barrier_scopes="inclusive"))
+    r, s = st("bar-LB-wavefront-rel-wg-acq", model(barrier_scopes="inclusive",
+                                                   barrier_hb="none"))
     assert s == [{"T0:%r": None}] and r.ub is None
+    r, s = st("bar-LB-wavefront-rel-wg-acq", model(barrier_scopes="inclusive"))
+    assert s == [{"T0:%r": 0}] and r.ub is None
+    # issue 17: R-bar-participation, R-bar-hb-exec, R-bar-leave, R-bar-signal-var
+    r, s = st("bar-arrive-twice-no-wait", model(barrier_participation="run"))
+    assert s == [{"T0:%z": 0}] and r.ub["rule"] == "drop-race" and not r.ub["all"]
+    r, s = st("bar-signal-then-end", get_model(None))
+    assert s == [{"T1:%r": None}] and r.ub is None
+    r, s = st("bar-LB-atomics-acq-rel", model(barrier_hb="none"))
+    assert s == [{"T0:%r": 0}, {"T0:%r": 1}]
+    r, s = st("bar-LB-no-fences", model(barrier_hb="none"))
+    assert s == [{"T0:%r": None}]
+    r, s = st("bar-LB-chain-other-wg", model(barrier_hb="none"))
+    assert {"T0:%r": 1, "T2:%a": 1} in s and len(s) == 4
+    r, s = st("bar-named-leave-without-join", model(leave_unjoined="noop"))
+    assert s == [{}] and r.ub is None
+    r, s = st("bar-named-signal-var-count-ub", model(signal_var_count="table"))
+    assert s == [] and r.ub["rule"] == "wait-never-completes" and r.ub["all"]
     r, s = st("bar-LB-wavefront-rel-wg-acq", get_model(None))
     assert s == [{"T0:%r": 0}]
     r, s = st("bar-signal-then-end", model(drop_race="completion"))

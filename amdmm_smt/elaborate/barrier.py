@@ -256,6 +256,9 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
                 need_named(ins)
                 if current == "null":
                     continue          # S002: every operation but join is a no-op on NULL
+                if current is None and model.options.leave_unjoined == "noop":
+                    continue          # R-bar-leave noop: S002 leave "Drops ... if and only
+                    #                   if there is a barrier join J": none, no drop
                 seq.append(new("drop", current, w, line, tpos=tpos, join=current_join))
                 current, current_join = None, None
             else:

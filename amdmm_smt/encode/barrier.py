@@ -38,6 +38,8 @@ class Outcome:
     pairs: frozenset          # (arrive id, wait id): bexec(arrive, wait), both fenced
     isfirst: tuple            # ((arrive id, 0|1), ...)
     bmo: tuple = ()           # pr170447: bmo pairs (a, b) that hb could contradict
+    xb: frozenset = frozenset()   # barrier_hb executes: (event X, event Y) with X
+    #                               program-ordered before A, B before Y, bexec(A, B)
 
 
 @dataclass
@@ -80,6 +82,48 @@ class _Runs:
         self.reduce = True
         self.outcomes: set = set()
         self.ub: dict = {}
+        # R-bar-participation (docs 10.4): "constraints" (default) lets every wait choose its
+        # phase and judges per barrier-modification-order; "run" is the token reading
+        self.cons = self.opt.barrier_participation == "constraints"
+        self.groups: dict = {}     # constraints: bmo key -> [(status, outcome or ub), ...]
+        self.xb_on = self.opt.barrier_hb == "executes"
+        self.ev_after, self.ev_before = self._around() if self.xb_on else ({}, {})
+
+    def _around(self):
+        """R-bar-hb-exec: for every memory event, the barrier operations of its wave it is
+        program-ordered before (the first one suffices: bexec contains program order; after
+        a wave's last operation, the per-workgroup cluster drops that follow it) and the last
+        one program-ordered before it (S002: "X->A and B->Y in program-order")."""
+        info = self.info
+        wave_of = {t: w for w, ths in enumerate(info.wave_threads) for t in ths}
+        after, before = {}, {}
+        for e in self.elab.events:
+            if e.is_init or e.thread not in wave_of:
+                continue
+            w = wave_of[e.thread]
+            ids = info.wave_ops[w]
+            nxt = [i for i in ids if self.ops[i].tpos.get(e.thread, -2) > e.pos]
+            if nxt:
+                after[e.id] = [nxt[0]]
+            else:
+                after[e.id] = [d for d in info.wg_drops if w in self.ops[d].after]
+            prv = [i for i in ids if self.ops[i].tpos.get(e.thread, 1 << 30) < e.pos]
+            if prv:
+                before[e.id] = prv[-1]
+        return after, before
+
+    def xb_pairs(self, reach) -> frozenset:
+        """R-bar-hb-exec: memory events X, Y of two threads with X program-ordered before a
+        barrier operation A, B program-ordered before Y, and A barrier-executes-before B."""
+        if not self.xb_on:
+            return frozenset()
+        ev = self.elab.events
+        out = set()
+        for x, As in self.ev_after.items():
+            for y, b in self.ev_before.items():
+                if ev[x].thread != ev[y].thread and any(reach[a] >> b & 1 for a in As):
+                    out.add((x, y))
+        return frozenset(out)
 
     def _fenced(self):
         """Arrives with a release fence program-ordered before them in a thread of their wave,
@@ -152,6 +196,31 @@ class _Runs:
                 out.append(d)
         return out
 
+    def successors(self, st, opid) -> list:
+        """The states after one step of `opid`: one, or under R-bar-participation
+        constraints one per phase a wait may take (S002: a completed phase of its object,
+        none of whose operations follows W in thread-barrier-order, not taken by another
+        wait of the same wave: "X does not barrier-participate-in another distinct barrier
+        wait W' in the same thread as W"); none when no phase is available yet."""
+        op = self.ops[opid]
+        if not (self.cons and op.kind == "wait"):
+            return [self.step(st, opid)]
+        if op.obj is None:
+            return []                       # waits on nothing: never completes
+        pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, bmo = st
+        i = self.ix[op.obj]
+        phases = dict(tokens).get(("done", i), ())
+        mine = {P for (W, P) in matched if self.ops[W].wave == op.wave}
+        out = []
+        for P in phases:
+            if not isinstance(P, frozenset) or P in mine:
+                continue
+            npcs = list(pcs)
+            npcs[op.wave] += 1
+            out.append((tuple(npcs), wgdone, inst, joined, waiting, tokens,
+                        matched | {(opid, P)}, isfirst, bmo))
+        return out
+
     def step(self, st, opid):
         """Execute one operation: the new state, or ("UB", rule)."""
         pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, bmo = st
@@ -192,6 +261,8 @@ class _Runs:
                 if op.count is None or op.count <= 0:
                     return ("UB", INIT_COUNT)   # S002: "unsigned positive integer k"
                 inst[i] = (True, op.count, 0, frozenset(), disc | cur)
+                if self.cons:      # the bmo key records where an init discarded a phase
+                    tokens[("done", i)] = tokens.get(("done", i), ()) + (("init", opid),)
             else:
                 if not init:
                     if (op.kind == "arrive" and op.count is not None
@@ -201,8 +272,11 @@ class _Runs:
                         return ("UB", UNINIT)   # S002: first element of bmo must be an init
                 if op.kind == "arrive":
                     if op.count is not None:
-                        if op.count <= C:
-                            return ("UB", SIGNAL_VAR)   # S002 arrive: K <= arrive count
+                        # S002 arrive: "cannot be less than or equal to the arrive count";
+                        # signal_var_count table: "must be greater than or equal to" (10.7)
+                        if (op.count < C if self.opt.signal_var_count == "table"
+                                else op.count <= C):
+                            return ("UB", SIGNAL_VAR)
                         E = op.count
                     if op.regs:
                         isfirst.add((opid, 1 if C == 0 else 0))   # R-bar-isfirst
@@ -232,7 +306,11 @@ class _Runs:
                 if C == E:                        # S002: the barrier is completed
                     phase = cur
                     C, cur = 0, frozenset()
-                    for (w, j) in sorted(joined):
+                    if self.cons:
+                        # R-bar-participation: the phase is closed; which waits it
+                        # participates in is chosen when they step (successors)
+                        tokens[("done", i)] = tokens.get(("done", i), ()) + (phase,)
+                    for (w, j) in (() if self.cons else sorted(joined)):
                         if j != i:
                             continue
                         if w in waiting:
@@ -270,17 +348,28 @@ class _Runs:
         return out
 
     def _quiet(self, st, en):
+        if self.cons:
+            return self._quiet_ops(st, en)
+        return self._quiet_all(st, en)
+
+    def _quiet_all(self, st, en):
         """Partial-order reduction (waits on alternating workgroup barriers: _alternating); an enabled arrive (no isfirst, no count) or drop on a
         workgroup barrier that no wave will wait on again (none blocked on it, no wait on it
         left in any wave) is independent of every other step: its only effects are E and C
         of that instance (order-independent: E only decreases, C's completions are delivered
         to nobody who waits) and the formal drop-race rule reads participation, which no
         longer changes. So one such step is explored alone (seed-002, drop_race formal)."""
-        pcs, waiting = st[0], st[4]
         for opid in en:
             op = self.ops[opid]
             if op.kind == "wait" and op.obj in self.alternating:
                 return [opid]
+        return self._quiet_ops(st, en)
+
+    def _quiet_ops(self, st, en):
+        """The arrive / drop reduction alone (R-bar-participation constraints: a wait that
+        steps at once could take only the phases completed so far, so waits are not
+        reduced)."""
+        pcs, waiting = st[0], st[4]
         if self.v003 or self.opt.drop_race != "formal":
             return None
         for opid in en:
@@ -307,26 +396,55 @@ class _Runs:
             en = self.enabled(st)
             if self.reduce:
                 en = self._quiet(st, en) or en
-            if not en:
-                self._finish(st, parent)
-                continue
+            moved = False
             for opid in en:
-                nxt = self.step(st, opid)
-                if nxt[0] == "UB":
-                    if nxt[1] not in self.ub:
-                        self.ub[nxt[1]] = (self.ops[opid].label,
-                                           self._trace(st, parent) + [self.ops[opid].label])
-                    continue
-                if nxt not in seen:
-                    seen[nxt] = None
-                    parent[nxt] = (st, opid)
-                    if len(seen) > MAX_STATES:
-                        raise Unsupported(f"more than {MAX_STATES} states of the barrier "
-                                          "operations: too many waves for the enumeration "
-                                          "of runs (docs/semantics.md 10.4)",
-                                          self.elab.test.file, self.elab.test.line)
-                    stack.append(nxt)
+                for nxt in self.successors(st, opid):
+                    moved = True
+                    if nxt[0] == "UB":
+                        if nxt[1] not in self.ub:
+                            self.ub[nxt[1]] = (self.ops[opid].label,
+                                               self._trace(st, parent)
+                                               + [self.ops[opid].label])
+                        continue
+                    if nxt not in seen:
+                        seen[nxt] = None
+                        parent[nxt] = (st, opid)
+                        if len(seen) > MAX_STATES:
+                            raise Unsupported(f"more than {MAX_STATES} states of the barrier "
+                                              "operations: too many waves for the "
+                                              "enumeration of runs (docs/semantics.md 10.4)",
+                                              self.elab.test.file, self.elab.test.line)
+                        stack.append(nxt)
+            if not moved:
+                self._finish(st, parent)
         self.states = len(seen)
+        if self.cons:
+            self._judge_groups()
+
+    def _judge_groups(self):
+        """R-bar-participation: a barrier-modification-order (its phases, in order, per
+        object, and what the isfirst registers read) is defined when some participation
+        satisfies every constraint and every rule; only when none does and some participation
+        that satisfies the constraints breaks a rule saying "otherwise, the behavior is
+        undefined" is it undefined; when every participation breaks a constraint (drop race,
+        phase separation) it is no execution (S002 footnote [0])."""
+        invalid: dict = {}
+        for key in sorted(self.groups, key=repr):
+            runs = self.groups[key]
+            defined = [o for (k, o) in runs if k == "ok"]
+            if defined:
+                self.outcomes.update(defined)
+                continue
+            for (k, o) in runs:
+                if k == "ub" and o[0] not in self.ub:
+                    self.ub[o[0]] = o[1]
+                if k == "no":
+                    invalid.setdefault(o[0], o[1])
+        if not self.outcomes and not self.ub:
+            # no barrier-modification-order has a participation that keeps the constraints:
+            # the documents give the program no execution, so no defined behaviour (S002:
+            # arriving then dropping "may cause undefined behavior"); the rules it breaks
+            self.ub.update(invalid)
 
     def _trace_ids(self, st, parent) -> list[int]:
         out = []
@@ -345,6 +463,33 @@ class _Runs:
     # ---- the checks on a finished run (docs 10.4) ----
     def _finish(self, st, parent):
         pcs, wgdone, inst, joined, waiting, tokens, matched, isfirst, bmo = st
+        if self.cons:
+            # the bmo key: per object the closed phases and init markers in order, the open
+            # phase; the isfirst values (docs 10.4, R-bar-participation)
+            key = (tuple(sorted(((k[1], v) for k, v in tokens if k[0] == "done"),
+                                key=repr)),
+                   tuple((x[3], x[4]) for x in inst), tuple(sorted(isfirst)), bmo)
+            stuck = [w for w in range(self.nw) if pcs[w] < len(self.info.wave_ops[w])]
+            if stuck:
+                wop = self.info.wave_ops[stuck[0]][pcs[stuck[0]]]
+                self.groups.setdefault(key, []).append(
+                    ("ub", (NEVER, (self.ops[wop].label, self._trace(st, parent)))))
+                return
+            pw = {W: P for (W, P) in matched}
+            reach = self._bexec(pw)
+            rule = self._check(pw, reach, (DROP_RACE, PHASE_SEP))
+            if rule:
+                self.groups.setdefault(key, []).append(
+                    ("no", (rule[0], (self.ops[rule[1]].label, self._trace(st, parent)))))
+                return
+            rule = self._check(pw, reach, (WAIT_NO_JOIN, WIP_SIGNAL))
+            if rule:
+                self.groups.setdefault(key, []).append(
+                    ("ub", (rule[0], (self.ops[rule[1]].label, self._trace(st, parent)))))
+                return
+            self.groups.setdefault(key, []).append(("ok", self._outcome(pw, reach, isfirst,
+                                                                         bmo)))
+            return
         if waiting:
             w = min(waiting)
             wop = self.info.wave_ops[w][pcs[w]]
@@ -356,6 +501,9 @@ class _Runs:
         if rule:
             self._ub(rule[0], rule[1], st, parent)
             return
+        self.outcomes.add(self._outcome(pw, reach, isfirst, bmo))
+
+    def _outcome(self, pw, reach, isfirst, bmo) -> Outcome:
         pairs = frozenset((a, w) for w in pw if w in self.relevant_waits
                           for a in self.relevant_arrives if reach[a] >> w & 1)
         bm = ()
@@ -368,7 +516,7 @@ class _Runs:
                               and self.ops[a].wave is not None and self.ops[b].wave is not None
                               and self.ops[a].wave != self.ops[b].wave
                               and b in self.rel_after and a in self.acq_before))
-        self.outcomes.add(Outcome(pairs, tuple(sorted(isfirst)), bm))
+        return Outcome(pairs, tuple(sorted(isfirst)), bm, self.xb_pairs(reach))
 
     def _ub(self, rule, opid, st, parent):
         if rule not in self.ub:
@@ -423,8 +571,13 @@ class _Runs:
         assert len(out) == len(succ), "barrier-executes-before has a cycle"
         return out
 
-    def _check(self, pw, reach):
+    def _check(self, pw, reach, only=None):
+        """The first rule of 10.4's order the run breaks (of `only`, when given)."""
         ops = self.ops
+        want = set(only) if only is not None else None
+
+        def on(rule):
+            return want is None or rule in want
         phase_of: dict[int, frozenset] = {}
         waits_of: dict[frozenset, list] = {}
         for W, P in pw.items():
@@ -434,6 +587,8 @@ class _Runs:
         if self.v003:
             # S003 WIP: "The immediate successor of S in thread-barrier-order<BO> is a barrier
             # wait" (R-bar-wip: undefined behaviour)
+            if not on(WIP_SIGNAL):
+                return None
             for ids in self.info.wave_ops:
                 for k, a in enumerate(ids):
                     if ops[a].kind != "arrive":
@@ -444,7 +599,7 @@ class _Runs:
             return None
         # S002 drop races (formal): A -> D in tbo, A participates in some wait, none of which
         # barrier-executes-before D
-        if self.opt.drop_race == "formal":
+        if self.opt.drop_race == "formal" and on(DROP_RACE):
             for d in ops:
                 if d.kind != "drop" or d.obj is None:
                     continue
@@ -461,14 +616,14 @@ class _Runs:
                         return (DROP_RACE, d.id)
         # S002 wait rule: a join barrier-joined-before W that barrier-executes-before some
         # participant (launch joins execute before everything on the instance)
-        for W, P in pw.items():
+        for W, P in (pw.items() if on(WAIT_NO_JOIN) else ()):
             J = ops[W].join
             if J is None:
                 return (WAIT_NO_JOIN, W)
             if ops[J].implicit != "join" and not any(reach[J] >> x & 1 for x in P):
                 return (WAIT_NO_JOIN, W)
         # S002 phase separation
-        for W, P in pw.items():
+        for W, P in (pw.items() if on(PHASE_SEP) else ()):
             cls = P | frozenset(waits_of[P])
             for a in P:
                 for x in ops:
@@ -536,7 +691,7 @@ def analyse(elab: Elab, enumerate_only: bool = False, reduce: bool = True) -> An
         assert r._check(pw, reach) is None
         pairs = frozenset((a, w) for w in pw if w in r.relevant_waits
                           for a in r.relevant_arrives if reach[a] >> w & 1)
-        a = Analysis(elab.barrier, [Outcome(pairs, ())], {}, 1)
+        a = Analysis(elab.barrier, [Outcome(pairs, (), (), r.xb_pairs(reach))], {}, 1)
         a.relevant = (r.relevant_arrives, r.relevant_waits)
         return a
     r.explore()
@@ -560,6 +715,7 @@ def encode_choice(x, an: Analysis) -> None:
         x.ctx.add(False, "no defined barrier run: every execution is undefined")
         x.bar_pick = []
         x.bar_pair = {}
+        x.bar_xb = {}
         for key in info.isfirst_regs:
             x.bar_regs[key] = (False, z3.BitVecVal(0, 32))
         return
@@ -575,6 +731,11 @@ def encode_choice(x, an: Analysis) -> None:
         for p in o.pairs:
             pair.setdefault(p, []).append(picks[k])
     x.bar_pair = {p: OR(v) for p, v in pair.items()}
+    xb: dict = {}
+    for k, o in enumerate(outs):
+        for p in o.xb:
+            xb.setdefault(p, []).append(picks[k])
+    x.bar_xb = {p: OR(v) for p, v in xb.items()}
     for key, opid in info.isfirst_regs.items():
         val = None
         for k, o in enumerate(outs):
@@ -615,6 +776,19 @@ def barrier_sw(x) -> dict:
                         k = (f.id, g.id)
                         out[sp][k] = OR(out[sp].get(k, False), on)
     return out
+
+
+def executes_order(x, evs, edge: dict, sp: str) -> dict:
+    """R-bar-hb-exec (UP 2.3: "Happens-before is consistent with barrier-executes-before";
+    S002: "the execution of X completes before the execution of Y does"): hbx_AS = (po ∪
+    sw_AS ∪ bsw_AS ∪ xb)+, irreflexive (one order without cycles); values.may_see keeps a
+    read from seeing a write it is hbx-before. Only availability and visibility are left
+    out: barriers make nothing visible."""
+    from .sync import _closure
+    e2 = dict(edge)
+    for k, v in x.bar_xb.items():
+        e2[k] = OR(e2.get(k, False), v)
+    return _closure(x, evs, e2, "x" + sp)
 
 
 def hb_consistency(x) -> None:

@@ -47,6 +47,8 @@ class Execution:
         self.bar_regs: dict = {}
         self.bar_pair: dict = {}
         self.bar_pick: list = []
+        self.bar_xb: dict = {}                # R-bar-hb-exec: (X, Y) -> when X executes before Y
+        self.hbx_by_space: dict = {}          # (hb ∪ xb)+ per space, when there is an xb
         self._fr: dict[tuple[int, int], B] = {}
         self._comp: dict = {}
         self.cf_ub: list = []                 # docs §15.5: (branch on undef?, thread, line)
@@ -120,6 +122,13 @@ class Execution:
     def hb(self, a: Event, b: Event, space: str) -> B:
         """a happens-before b, for the effects on memory in address space `space`."""
         return self.hb_by_space[space].get((a.id, b.id), False)
+
+    def hbx(self, a: Event, b: Event, space: str) -> B:
+        """a is before b in happens-before together with barrier execution order (docs
+        10.7 R-bar-hb-exec); hb when the test has no barrier execution order."""
+        if not self.hbx_by_space:
+            return self.hb(a, b, space)
+        return self.hbx_by_space[space].get((a.id, b.id), False)
 
     def po_hb(self, a: Event, b: Event, space: str) -> B:
         """Program order that is also in happens-before (docs: S000 clauses that name program

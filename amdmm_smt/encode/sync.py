@@ -138,7 +138,15 @@ def happens_before(x: Execution) -> None:
             for k, v in sw[sp].items():
                 edge[k] = OR(edge.get(k, False), v)
             built[key] = _closure(x, evs, edge, sp)
-        x.hb_by_space[sp] = built[key]
+            if x.bar_xb:       # docs 10.7 R-bar-hb-exec: (hb ∪ xb)+ without cycles
+                from .barrier import executes_order
+                with x.ctx.family(F.BARRIER):
+                    built[key] = (built[key], executes_order(x, evs, edge, sp))
+            else:
+                built[key] = (built[key], None)
+        x.hb_by_space[sp] = built[key][0]
+        if built[key][1] is not None:
+            x.hbx_by_space[sp] = built[key][1]
 
 
 def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:

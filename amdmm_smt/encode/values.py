@@ -67,6 +67,8 @@ def may_see(x: Execution, r: Event, w: Event) -> B:
     if w.id == r.id:
         return False
     later = x.lo(r, w) if x.elab.model.options.read_lo else x.hb(r, w, x.space(r))
+    if x.hbx_by_space:     # docs 10.7 R-bar-hb-exec: nor a write that executes after it
+        later = OR(later, x.hbx(r, w, x.space(r)))
     shadow = OR(AND(x.writes(w2), x.lo(w, w2), x.lo(w2, r))
                 for w2 in x.elab.writes_to(r.loc) if w2.id not in (w.id, r.id))
     return AND(x.writes(w), NOT(later), NOT(shadow))

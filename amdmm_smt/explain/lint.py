@@ -140,6 +140,20 @@ def _may_hb(el: Elab) -> set:
     edges |= set(getattr(el, "async_hb", ()))      # async completion (S004; docs §11.5)
     bar_rel, bar_acq = _barrier_fences(el)          # barrier-arrive-release / -wait-acquire
     edges |= {(a, b) for a in bar_rel for b in bar_acq if a != b}   # (docs §10.5), any pair
+    info = getattr(el, "barrier", None)
+    if info is not None and el.model.options.barrier_hb == "executes":
+        # docs 10.7 R-bar-hb-exec: an event before a barrier operation may execute before
+        # an event after one in another thread (hb ∪ xb over-approximated)
+        before, after = set(), set()
+        for op in info.ops:
+            for t, p in op.tpos.items():
+                for e in ev:
+                    if e.thread == t and e.pos < p:
+                        before.add(e.id)
+                    if e.thread == t and e.pos > p:
+                        after.add(e.id)
+        edges |= {(a.id, b.id) for a in ev for b in ev if a.thread != b.thread
+                  and a.id in before and b.id in after}
     for a in ev:
         if not may_release(a):
             continue

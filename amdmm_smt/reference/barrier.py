@@ -64,6 +64,9 @@ class BarrierProgram:
         self.opts = elab.model.options
         test = elab.test
         self.v003 = self.opts.barrier_model == "pr170447"
+        # R-bar-participation (docs 10.4): "constraints" lets each wait choose the phase it
+        # takes and judges the runs per barrier-modification-order; "run": tokens decide
+        self.cons = self.opts.barrier_participation == "constraints"
         paths = elab.paths
         # S002 "Barrier operations are convergent within a wave": group threads by wavefront
         wave_keys: list = []
@@ -96,6 +99,8 @@ class BarrierProgram:
         same match and the same state; the wait touches nothing any other wave reads. The
         runs therefore explore such a wait alone, as soon as it is the wave's next step."""
         self.eager = set()
+        if self.cons:
+            return        # a wait stepping at once could take only the phases closed so far
         for inst in self.hw:
             if inst[0] != "wg":
                 continue
@@ -222,6 +227,8 @@ class BarrierProgram:
                 # S002 s_barrier_leave: drops BO iff a join is barrier-joined-before it
                 if cur == "null":
                     continue          # all operations on NULL other than join are no-ops
+                if cur is None and self.opts.leave_unjoined == "noop":
+                    continue          # R-bar-leave noop: "if and only if" a join: no drop
                 add("drop", cur)      # cur None: drop-without-join (UB, checked in the run)
                 cur = None
         return out
@@ -352,6 +359,26 @@ class BarrierProgram:
                 if w in self.after and any(pcs[v] < len(seq[v]) or blocked[v] is not None
                                            for v in self.after[w]):
                     continue          # the workgroup's drop comes at its last thread's end
+                o = seq[w][pcs[w]]
+                if self.cons and ops[o].kind == "wait":
+                    # R-bar-participation: W takes any closed phase of its object that no
+                    # other wait of its wave took (S002 "X does not barrier-participate-in
+                    # another distinct barrier wait W' in the same thread as W"; the phase
+                    # closed before W steps, so "W->X not in thread-barrier-order<BO>")
+                    if ops[o].inst is None:
+                        continue      # waits on nothing
+                    i = iidx[ops[o].inst]
+                    taken = {pid for (x, pid) in state[5] if ops[x].wave == w}
+                    for (pid, _) in sorted(state[6], key=repr):
+                        if pid[0] != i or pid in taken:
+                            continue
+                        moved = True
+                        nxt = ((pcs[:w] + (pcs[w] + 1,) + pcs[w + 1:]),) + state[1:5] + (
+                            state[5] | {(o, pid)},) + state[6:]
+                        path.append(self.name(ops[o]))
+                        dfs(nxt)
+                        path.pop()
+                    continue
                 moved = True
                 nxt, ub = self._step(state, w)
                 path.append(self.name(ops[seq[w][pcs[w]]]))
@@ -419,6 +446,10 @@ class BarrierProgram:
             # S002 init: "Sets the expected count ... to k. Resets the arrive count"
             if op.k <= 0:
                 return mk(ist[i]), ("init-count", op)
+            if self.cons:
+                # the bmo record: this init discards the open phase of I (before phase nph)
+                return mk((True, op.k, 0, frozenset(), nph, None),
+                          drc_=drc + ((i, nph, o),)), None
             return mk((True, op.k, 0, frozenset(), nph, None)), None
         # modification operations arrive / drop
         if op.kind == "arrive" and not init and self.opts.named_init == "signal-var" \
@@ -432,7 +463,9 @@ class BarrierProgram:
             if op.k != 0:
                 # S002 arrive: "the new expected count cannot be less than or equal to the
                 # arrive count, otherwise the behavior is undefined" (R-bar-signal-var)
-                if op.k <= C:
+                # (signal_var_count table: the table's "must be greater than or equal to
+                # the arrive count", R-bar-signal-var)
+                if op.k < C or (op.k == C and self.opts.signal_var_count != "table"):
                     return mk(ist[i]), ("signal-var-count", op)
                 E = op.k
             if op.inst[0] == "cluster":
@@ -473,7 +506,7 @@ class BarrierProgram:
             pid = (i, nph)
             phases = phases | {(pid, cur)}
             bl = list(blocked)
-            for (v, x) in jset:
+            for (v, x) in (() if self.cons else jset):
                 if x != i:
                     continue
                 if bl[v] is not None and self.ops[bl[v]].inst == op.inst:
@@ -541,6 +574,17 @@ class BarrierProgram:
             if ub is None or RULES.index(rule) < RULES.index(ub[0]):
                 ub = (rule, op)
 
+        if self.cons:
+            # the runs are judged per barrier-modification-order (analyse): its key is what
+            # bmo decides of the relations, the closed phases of every object in order, the
+            # inits between them, the open phases, the isfirst values (and, pr170447, what
+            # bmo forbids of happens-before)
+            out["key"] = (phases, tuple(x[3] for x in ist), drc, firsts, bmo[1])
+            nreal = len(self.wave_threads)
+            stuck = [w for w in range(nreal) if pcs[w] < len(self.seq[w])]
+            if stuck:
+                blocked = tuple(self.seq[w][pcs[w]] if w in stuck else None
+                                for w in range(len(self.seq)))
         if any(b is not None for b in blocked):
             # S002 "It is undefined behavior for a barrier wait to never complete". The
             # relations of a deadlocked run are unfinished (its blocked waits have no
@@ -562,13 +606,28 @@ class BarrierProgram:
             # the rules concern the operations the run performed (a deadlocked run never
             # performs what follows the blocked waits)
             done = {o for w, s in enumerate(self.seq) for o in s[:pcs[w]]}
-            self._s002_rules(hit, bexec, phase_of, match, waits_of, members, done)
+            if self.cons:
+                # drop races and phase separation are constraints ("must be true", "There is
+                # no ..."), not undefined behaviour: a run breaking one is no execution
+                self._s002_rules(hit, bexec, phase_of, match, waits_of, members, done,
+                                 ("drop-race", "phase-separation"))
+                if ub is not None:
+                    out["invalid"], out["ub_op"] = ub[0], self.name(ub[1])
+                    return out
+            self._s002_rules(hit, bexec, phase_of, match, waits_of, members, done,
+                             None if not self.cons else ("wait-without-join",))
         if ub is not None:
             out["ub"], out["ub_op"] = ub[0], self.name(ub[1])
         return out
 
-    def _s002_rules(self, hit, bexec, phase_of, match, waits_of, members, done):
+    def _s002_rules(self, hit, bexec, phase_of, match, waits_of, members, done, rules=None):
         ops = self.ops
+        if rules is not None:
+            inner = hit
+
+            def hit(rule, op):      # noqa: F811 - only the rules asked for
+                if rule in rules:
+                    inner(rule, op)
         # drop races (R-bar-drop-race): for A -> D in thread-barrier-order<BO>
         if self.opts.drop_race != "completion":     # completion: a step rule (_step)
             for d in ops:
@@ -691,6 +750,39 @@ class BarrierMemory:
                 if edges:
                     self.pairs[(a.id, w.id)] = edges
 
+        # R-bar-hb-exec (docs 10.7): per memory event, the barrier operations of its wave
+        # after it (the first; after the wave's last one, its workgroup's cluster drop) and
+        # the last one before it
+        self.xb_on = opts.barrier_hb == "executes"
+        self.ev_after, self.ev_before = {}, {}
+        wave_of = {t: w for w, ts in enumerate(prog.wave_threads) for t in ts}
+        for t, es in (by_pos.items() if self.xb_on else ()):
+            w = wave_of[t]
+            s = prog.seq[w]
+            for e in es:
+                aft = [o for o in s if ops[o].implicit == "drop"
+                       or (not ops[o].implicit and ops[o].pos[t] > e.pos)]
+                self.ev_after[e.id] = aft[:1] or [prog.seq[v][0] for v, ws in
+                                                  prog.after.items() if w in ws]
+                bef = [o for o in s if not ops[o].implicit and ops[o].pos[t] < e.pos]
+                if bef:
+                    self.ev_before[e.id] = bef[-1]
+
+    def xb(self, run) -> frozenset:
+        """R-bar-hb-exec: (X, Y) memory events of two threads, X program-ordered before a
+        barrier operation A, B program-ordered before Y, A barrier-executes-before B (S002:
+        "X->A and B->Y in program-order ... the execution of X completes before the
+        execution of Y does")."""
+        if not self.xb_on:
+            return frozenset()
+        bexec, ev = run["bexec"], self.prog.elab.events
+        out = set()
+        for x, As in self.ev_after.items():
+            for y, b in self.ev_before.items():
+                if ev[x].thread != ev[y].thread and any(bexec[a] >> b & 1 for a in As):
+                    out.add((x, y))
+        return frozenset(out)
+
     def bsw(self, run) -> frozenset:
         """bsw_AS edges (sp, F, G) of a run: condition 1, bexec(A, W), and 2-4 (static)."""
         bexec = run["bexec"]
@@ -733,6 +825,23 @@ def analyse(elab, spaces, limit: int) -> BarrierAnalysis:
     ub: dict = {}
     groups: dict = {}
     defined = 0
+    if prog.cons:
+        # R-bar-participation: a bmo is defined if one of its runs (participations) is; it
+        # is undefined only if none is and one that keeps the constraints breaks a rule; a
+        # step rule (no "key") depends on bmo alone
+        per: dict = {}
+        for r in runs:
+            per.setdefault(r.get("key", ("step", id(r))), []).append(r)
+        keep = []
+        for k in sorted(per, key=repr):
+            rs = per[k]
+            ok = [r for r in rs if r["ub"] is None and "invalid" not in r]
+            keep += ok if ok else [r for r in rs if r["ub"] is not None]
+        if not keep:
+            # no bmo keeps the constraints: no execution, no defined behaviour (10.7
+            # R-bar-participation); the constraints the runs break are the rules reported
+            keep = [dict(r, ub=r["invalid"]) for r in runs if "invalid" in r]
+        runs = keep
     for r in runs:
         if r["ub"] is not None:
             if r["ub"] not in ub:
@@ -743,7 +852,7 @@ def analyse(elab, spaces, limit: int) -> BarrierAnalysis:
         for o, v in r["firsts"].items():
             for key in prog.ops[o].regs:
                 regs[key] = v
-        key = (mem.bsw(r), tuple(sorted(regs.items())))
+        key = (mem.bsw(r), tuple(sorted(regs.items())), mem.xb(r))
         hbf = mem.hb_forbidden(r) if prog.v003 else frozenset()
         groups.setdefault(key, set()).add(hbf)
     return BarrierAnalysis(ub, defined == 0, groups)

@@ -36,6 +36,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         # the barrier synchronizes-with edges per space (masks), the isfirst registers and,
         # under pr170447, the alternative sets of hb pairs the runs' bmo forbid
         self.bsw: dict = {}
+        self.bar_xb: list = []        # R-bar-hb-exec: event -> mask of events it executes before
         self.bar_regs: dict = {}
         self.hb_alts = None
         for e in ev:
@@ -122,13 +123,24 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         if self.hb_alts is not None and not self.bmo_consistent(hbs):      # barrier (10.5)
             return None
         hb_of = {loc: hbs[sp] for loc, sp in self.loc_space.items()}
-        if self.sees_hb_later(rf, hb_of):                                  # values.py
+        hbx_of = hb_of
+        if self.bar_xb:
+            # docs 10.7 R-bar-hb-exec: (hb ∪ barrier execution order)+ has no cycle, and a
+            # read may not see a write it executes before
+            hbxs = {}
+            for sp in self.spaces:
+                h = _closure([a | b for a, b in zip(hbs[sp], self.bar_xb)])
+                if any(h[i] >> i & 1 for i in range(self.n)):
+                    return None
+                hbxs[sp] = h
+            hbx_of = {loc: hbxs[sp] for loc, sp in self.loc_space.items()}
+        if self.sees_hb_later(rf, hbx_of):                                 # values.py
             return None
         pred, adj = self.coherence_constraints(rf, hap, hb_of)             # coherence.py
         if not self.orderable(pred):
             return None
         lo = self.location_order(hap, MA, MV, hb_of)                       # avvis.py
-        if not self.value_rule_holds(rf, hap, hb_of, lo):                  # values.py
+        if not self.value_rule_holds(rf, hap, hb_of, lo, hbx_of):          # values.py
             return None
         if self.opts.final_co != "hb":
             self.lo_in_co(pred, lo, hap)                                   # coherence.py
@@ -373,18 +385,22 @@ def reference_analysis(elab: Elab, limit: int = 2_000_000):
     # runs whose bsw give the same (po ∪ bsw)+ in every space give the same happens-before
     # for every reads-from choice (hb = (po ∪ sw ∪ bsw)+): analyse the memory once for them
     merged: dict = {}
-    for (bsw, regs), alts in sorted(an.groups.items(), key=repr):
+    for (bsw, regs, xb), alts in sorted(an.groups.items(), key=repr):
         masks = {sp: [0] * eng.n for sp in eng.spaces}
         for (sp, f, g) in bsw:
             masks[sp][f] |= 1 << g
+        xmask = [0] * eng.n
+        for (a, b) in xb:
+            xmask[a] |= 1 << b
         key = (tuple(tuple(_closure([a | b for a, b in zip(eng.po_c, masks[sp])]))
-                     for sp in eng.spaces), regs)
+                     for sp in eng.spaces), regs, tuple(xmask))
         if key not in merged:
             merged[key] = (masks, set())
         merged[key][1].update(alts)
     out: set = set()
-    for (_, regs), (masks, alts) in merged.items():
+    for (_, regs, xmask), (masks, alts) in merged.items():
         eng.bsw = masks
+        eng.bar_xb = list(xmask) if any(xmask) else []
         eng.bar_regs = {k: (v if v is None else v & 0xFFFFFFFF) for k, v in regs}
         eng.hb_alts = None if alts == {frozenset()} else list(alts)
         out |= eng.run(limit)

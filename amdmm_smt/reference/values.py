@@ -167,7 +167,7 @@ class Values:
                 return True
         return False
 
-    def value_rule_holds(self, rf, hap, hb_of, lo) -> bool:
+    def value_rule_holds(self, rf, hap, hb_of, lo, hbx_of=None) -> bool:
         """May-see and the value rule: every read's choice is exactly what the rule allows (a
         definite read chose a write it may see, a read that is not definite chose undef)."""
         ev, opts = self.ev, self.opts
@@ -178,10 +178,11 @@ class Values:
         for r in self.reads:
             e = ev[r]
             hb = hb_of[e.loc]
+            hbx = (hbx_of or hb_of)[e.loc]     # docs 10.7 R-bar-hb-exec (hb without barriers)
             ws = [w for w in self.writes_of[e.loc] if w != r and hap[w]]
             M = []
             for w in ws:
-                if (LO(r, w) if opts.read_lo else hb[r] >> w & 1):
+                if (LO(r, w) if opts.read_lo else hb[r] >> w & 1) or hbx[r] >> w & 1:
                     continue
                 if any(w2 != w and LO(w, w2) and LO(w2, r) for w2 in ws):
                     continue
