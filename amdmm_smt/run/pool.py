@@ -39,6 +39,68 @@ class Task:
     decide_only: bool = False
     data: Optional[bytes] = None   # the file's bytes, read by the parent (Dask: other hosts)
     unroll: Optional[int] = None   # verify --unroll: for tests with no unroll: (docs §15.2)
+    call: Optional[tuple] = None   # (function, args): run it instead (explain, lint, parse)
+
+
+@dataclass
+class Stopped:
+    """The value of a `call` task stopped by --timeout / --memory (or whose worker died)."""
+    reason: str
+
+
+def _memory_lost(r) -> bool:
+    """The outcome's value says the worker ran out of memory (Z3 is not trusted after)."""
+    reason = r.reason if isinstance(r, Stopped) else getattr(r, "limit", None)
+    return isinstance(reason, str) and "memory" in reason
+
+
+class CallError(Exception):
+    """Raised by a `call` with its whole one-line message (`FILE:LINE: problem`)."""
+
+
+_NOTIFY: list = [None]
+_TOLD: list = [None]
+
+
+def tell_test(test) -> None:
+    """From a `call` in a worker: this is the test being worked on (the parent names it
+    should the worker be stopped)."""
+    _TOLD[0] = test
+    if _NOTIFY[0] is not None:
+        _NOTIFY[0](("test", test))
+
+
+def _execute_call(task: Task, notify) -> Outcome:
+    from ..errors import LitmusError
+    limits.begin(task.timeout, task.memory_mb,
+                 (lambda st: notify(("stage", st))) if notify else None)
+    _NOTIFY[0], _TOLD[0] = notify, None
+    try:
+        fn, args = task.call
+        return None, fn(*args), None
+    except limits.LimitExceeded as e:
+        return _TOLD[0], Stopped(e.reason), None
+    except (LitmusError, CallError) as e:
+        return None, None, str(e)
+    except Exception as e:  # never a traceback
+        if limits.is_out_of_memory(e):
+            return _TOLD[0], Stopped(limits.memory_exceeded().reason), None
+        return None, None, (f"{task.file or '<input>'}: internal error: "
+                            f"{type(e).__name__}: {e}")
+    finally:
+        _NOTIFY[0] = _TOLD[0] = None
+        limits.end()
+
+
+def run_calls(calls: list[tuple], timeout: float, memory_mb: Optional[int], jobs: int = 1,
+              done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
+    """Run each (file, function, args) as function(*args) in a worker process under
+    --timeout / --memory (and the cooperative limits): outcomes (test, value, error) in input
+    order; a value `Stopped(reason)` when a limit stopped it or its worker died (test: the one
+    it announced with `tell_test`, or None)."""
+    tasks = [Task(i, f, None, None, timeout, memory_mb, call=(fn, args))
+             for i, (f, fn, args) in enumerate(calls)]
+    return run_tasks(tasks, jobs, done)
 
 
 # An outcome: (test or None, Result or None, error message or None)
@@ -53,6 +115,8 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
     from ..outcomes import limit_result
     from ..reference import run_reference
     from ..solve import run_test
+    if task.call is not None:
+        return _execute_call(task, notify)
     limits.begin(task.timeout, task.memory_mb,
                  (lambda st: notify(("stage", st))) if notify else None)
     t0 = time.perf_counter()
@@ -158,8 +222,7 @@ def _child(conn) -> None:
             out = (task.test, None, f"{task.file or '<test>'}: internal error in worker: "
                                     f"{type(e).__name__}: {e} {traceback.format_exc(limit=1)}")
         conn.send(("done", out))
-        r = out[1]
-        if r is not None and r.limit and "memory" in r.limit:
+        if _memory_lost(out[1]):
             return   # Z3 after running out of memory is not to be trusted: start afresh
 
 
@@ -315,7 +378,9 @@ def run_tasks(tasks: list[Task], jobs: int,
         """The worker was killed or died: the test is unknown (or, before it was parsed,
         an error naming the file: the parent never parses it again, issue 22 item 5)."""
         t = w.test
-        if t is None:
+        if w.task.call is not None:
+            finish(w, (t, Stopped(reason), None))
+        elif t is None:
             finish(w, (None, None, f"{w.task.file or '<test>'}: {reason}"))
         else:
             from .collect import model_for
@@ -334,6 +399,7 @@ def run_tasks(tasks: list[Task], jobs: int,
         return w
 
     starts_failed = 0
+    retried: set = set()      # tasks given again after their worker died before starting them
     try:
         for _ in range(min(jobs, len(tasks))):
             fresh()
@@ -382,15 +448,21 @@ def run_tasks(tasks: list[Task], jobs: int,
                             w.test = msg[1]
                         else:
                             del busy[c.fileno()]
-                            r = msg[1][1]
                             finish(w, msg[1])
-                            if r is not None and r.limit and "memory" in r.limit:
+                            if _memory_lost(msg[1][1]):
                                 w.stop()     # it exits: Z3 after out-of-memory is not trusted
                             break
                 except (EOFError, OSError):
                     del busy[c.fileno()]
                     w.kill()
                     how = w.how()
+                    if w.stage == "starting" and w.task.index not in retried:
+                        # it died as it was given the task (idle, a moment before): the
+                        # task never started; a fresh worker takes it (once)
+                        retried.add(w.task.index)
+                        pending.appendleft(w.task)
+                        w.task = None
+                        continue
                     if w.task.memory_mb and how == "killed by SIGKILL":
                         reason = (f"{limits.memory_reason(w.task.memory_mb, w.stage)} "
                                   f"(worker process {how})")
