@@ -268,3 +268,96 @@ def test_import_herd_honours_timeout(monkeypatch, tmp_path):
     assert r.exit_code == 2 and f"{src}: timeout after 1 s during importing" in r.output, \
         r.output
     assert not (tmp_path / "out").exists()
+
+
+# --- item 3: Dask addresses that are not schedulers; dask not installed ---------------------
+
+def _serve(handler):
+    """A TCP server on a free local port running handler(conn) per connection."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+
+    def loop():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(c,), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+    return srv, srv.getsockname()[1]
+
+
+def _http(c):      # a web server: waits for a request, never speaks first
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = c.recv(4096)
+        if not got:
+            break
+        data += got
+    c.sendall(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    c.close()
+
+
+def _garbage(c):   # a huge frame length, then noise
+    c.sendall(b"\xff" * 64 + os.urandom(1024))
+    time.sleep(5)
+    c.close()
+
+
+@pytest.mark.parametrize("kind", ["http", "garbage", "refused"])
+def test_dask_address_that_is_no_scheduler_is_one_line_exit_2(monkeypatch, kind):
+    pytest.importorskip("dask.distributed")
+    from amdmm_smt.run import cluster
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 2.0)
+    if kind == "refused":
+        import socket
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()                   # nothing listens there now
+        srv = None
+    else:
+        srv, port = _serve(_http if kind == "http" else _garbage)
+    try:
+        t0 = time.monotonic()
+        r = CliRunner().invoke(main, ["verify", "--dask", f"tcp://127.0.0.1:{port}", FILES[0]])
+        assert time.monotonic() - t0 < 20      # before: > 400 s (http), 30 s (refused)
+    finally:
+        if srv is not None:
+            srv.close()
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("--dask: "), r.output
+    assert f"127.0.0.1:{port}" in lines[0]
+    assert {"http": "did not answer as a Dask scheduler", "garbage": "not the Dask protocol",
+            "refused": "Connection refused"}[kind] in lines[0], lines[0]
+
+
+def test_dask_not_installed_is_one_line_naming_the_extra():
+    blocker = (
+        "import sys, builtins\n"
+        "real = builtins.__import__\n"
+        "def imp(name, *a, **k):\n"
+        "    if name.split('.')[0] in ('dask', 'distributed'):\n"
+        "        raise ImportError(f'No module named {name!r}')\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = imp\n"
+        "for m in [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]:\n"
+        "    del sys.modules[m]\n"
+        "from amdmm_smt.cli import main\n"
+        "sys.argv = ['amdmm-smt'] + sys.argv[1:]\n"
+        "main()\n")
+    for args in (["verify", "--dask", "local"], ["verify", "--dask", "tcp://127.0.0.1:1"],
+                 ["diff", "--from", "seed", "--to", "upstream-2026", "--dask", "local"]):
+        p = subprocess.run([sys.executable, "-c", blocker, *args, FILES[0]], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert "Traceback" not in p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert lines == ["--dask: --dask needs the cluster extra: "
+                         "pip install 'amdmm-smt[cluster]'"], (args, p.stderr)
