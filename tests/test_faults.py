@@ -361,3 +361,61 @@ def test_dask_not_installed_is_one_line_naming_the_extra():
         lines = p.stderr.strip().splitlines()
         assert lines == ["--dask: --dask needs the cluster extra: "
                          "pip install 'amdmm-smt[cluster]'"], (args, p.stderr)
+
+
+def _ppid(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def _dask_run(tmp_path):
+    """`verify --dask local:1` on two slow tests in a session of its own; (process, the
+    test process a Dask worker forked, that Dask worker)."""
+    pytest.importorskip("dask.distributed")
+    for i in range(2):
+        (tmp_path / f"big{i}.yaml").write_text(big_test(10, 20).replace("name: big",
+                                                                        f"name: big{i}"))
+    p = subprocess.Popen([sys.executable, "-m", "amdmm_smt.cli", "verify", "--timeout", "120",
+                          "--dask", "local:1", str(tmp_path)], cwd=ROOT, text=True,
+                         start_new_session=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    end = time.monotonic() + 90
+    while time.monotonic() < end:
+        for d in _descendants(p.pid):
+            try:
+                if _ppid(_ppid(d)) == p.pid:        # forked by a Dask worker process
+                    return p, d, _ppid(d)
+            except (OSError, IndexError, ValueError):
+                pass
+        time.sleep(0.2)
+    p.kill()
+    pytest.fail("no test process started under Dask")
+
+
+def test_dask_worker_killed_takes_its_test_process_with_it(tmp_path):
+    p, test_proc, dask_worker = _dask_run(tmp_path)
+    try:
+        time.sleep(1)
+        os.kill(dask_worker, signal.SIGKILL)
+        assert _wait_gone(test_proc, 15)     # before: ran on to --timeout 120, an orphan
+    finally:
+        _kill([test_proc])
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+
+
+def test_ctrl_c_under_dask_is_quiet_and_leaves_nothing_running(tmp_path):
+    p, test_proc, dask_worker = _dask_run(tmp_path)
+    everyone = [test_proc, dask_worker]
+    try:
+        time.sleep(1)
+        os.killpg(p.pid, signal.SIGINT)       # ^C at a terminal: the whole process group
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 1 and "aborted" in err, err
+        assert "Traceback" not in err, err
+        assert all(_wait_gone(x, 15) for x in everyone)
+    finally:
+        _kill(everyone)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()

@@ -127,8 +127,19 @@ def _client(address: str):
             except (ValueError, AssertionError):
                 raise LitmusError(f"--dask {address}: expected local or local:N with N >= 1",
                                   "--dask") from None
-        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        import signal
+        import threading
+        # the worker processes start with ^C ignored (inherited across their exec): ^C at a
+        # terminal reaches the whole process group, and the parent alone stops the run (a
+        # worker would print its own KeyboardInterrupt tracebacks, issue 22 item 3)
+        main = threading.current_thread() is threading.main_thread()
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
+                                               processes=True, dashboard_address=None)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, old)
         return distributed.Client(cluster), cluster
     _probe(address)
     try:
