@@ -92,9 +92,9 @@ def _writable(option: str, path: Optional[str]) -> None:
 
 
 def _write(option: str, path: str, text: str) -> None:
+    from .report.atomic import write_atomic
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_atomic(path, text)     # a killed or failed run never leaves half a file
     except OSError as e:
         _fail2(f"{option} {_show(path)}: cannot write: {e.strerror}")
 
@@ -432,9 +432,9 @@ def import_herd(paths, out_dir, force, timeout, memory_mb, jobs):
         _fail2("\n".join(errors))
     try:
         os.makedirs(out_dir, exist_ok=True)
+        from .report.atomic import write_atomic
         for dest, (_, text) in sorted(outputs.items()):
-            with open(dest, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_atomic(dest, text)
     except OSError as e:
         _fail2(f"{e.filename or out_dir}: cannot write: {e.strerror}")
     console = Console(highlight=False, emoji=False)

@@ -419,3 +419,50 @@ def test_ctrl_c_under_dask_is_quiet_and_leaves_nothing_running(tmp_path):
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.communicate()
+
+
+# --- outputs written atomically -------------------------------------------------------------
+
+def _limited(limit: int):
+    """preexec_fn: files may not grow past `limit` bytes (a real write failure, EFBIG, after
+    a partial write: as a full disk or a run killed while writing would leave it)."""
+    def pre():
+        import resource
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return pre
+
+
+HERD = os.path.join(ROOT, "tests", "herd")
+
+
+@pytest.mark.parametrize("case", ["junit", "diff-o", "graph", "import-herd"])
+def test_outputs_are_written_atomically(tmp_path, case):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    if case == "junit":
+        dest = out_dir / "r.xml"
+        args = ["verify", "--no-timing", "--junit", str(dest), *FILES]
+    elif case == "diff-o":
+        dest = out_dir / "d.json"
+        args = ["diff", "--from", "seed", "--to", "upstream-2026", "--format", "json", "-o",
+                str(dest), *FILES]
+    elif case == "graph":
+        dest = out_dir / "w.svg"
+        args = ["explain", "--no-timing", "--graph", str(dest), FILES[0]]
+    else:
+        src = sorted(os.path.join(r, n) for r, _, ns in os.walk(HERD) for n in ns
+                     if n.endswith(".litmus"))[0]
+        dest = out_dir / (os.path.splitext(os.path.basename(src))[0] + ".yaml")
+        args = ["import-herd", "--force", "-o", str(out_dir), src]
+    dest.write_text("OLD")
+    p = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", *args], cwd=ROOT, text=True,
+                       capture_output=True, timeout=120, preexec_fn=_limited(100))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "cannot write" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert dest.read_text() == "OLD"                        # before: the first 100 bytes
+    assert sorted(os.listdir(out_dir)) == [dest.name]       # no temporary file left behind
+    ok = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", *args], cwd=ROOT, text=True,
+                        capture_output=True, timeout=120)  # without the limit: written whole
+    assert ok.returncode in (0, 1), ok.stderr
+    assert dest.read_text() != "OLD" and sorted(os.listdir(out_dir)) == [dest.name]
