@@ -97,9 +97,9 @@ def _writable(option: str, path: Optional[str]) -> None:
 
 
 def _write(option: str, path: str, text: str) -> None:
+    from .report.atomic import write_atomic
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_atomic(path, text)     # a killed or failed run never leaves half a file
     except OSError as e:
         _fail2(f"{option} {_show(path)}: cannot write: {e.strerror}")
 
@@ -213,10 +213,12 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
               help="For each changed outcome, a witness under the model that allows it and "
                    "the rule families that forbid it under the other.")
 @_timeout
+@_memory
 @_jobs
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run on a Dask distributed cluster (as `verify --dask`).")
-def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask_address):
+def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb, jobs,
+         dask_address):
     """Compare the outcomes two model versions allow on the same tests.
 
     A test that names its own `model:` is run under --from and --to like every other test
@@ -226,7 +228,7 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input
     (including an error row)."""
     from .model import get_model
-    from .run.collect import load
+    from .run.commands import load_limited
     from .run.corpus import progress_printer, run_models
     from .report.diff import diff_results, explain_changes, to_html, to_json, to_markdown, to_text
     try:
@@ -234,13 +236,13 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask
     except LitmusError as e:
         _fail2(str(e))
     _writable("--output", output)
-    batch = load(paths)
+    batch, _ = load_limited(paths, timeout, memory_mb, jobs)
     bar, tick = progress_printer(2 * len(batch.tests), quiet=False)
     if bar:
         bar.start()
     try:
         ra, rb = run_models(batch.tests, [a.file or a.name, b.file or b.name], timeout, jobs,
-                            tick, dask=dask_address)
+                            tick, dask=dask_address, memory_mb=memory_mb)
     except LitmusError as e:
         _fail2(str(e))
     finally:
@@ -249,7 +251,9 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask
     diffs = diff_results(ra, rb, batch.errors)
     if with_explain:
         try:
-            explain_changes(diffs, batch.tests, a, b, timeout=timeout)
+            from .run.commands import explain_many
+            explain_changes(diffs, batch.tests, a, b, timeout=timeout,
+                            explain_many=lambda js, tmo: explain_many(js, tmo, memory_mb, jobs))
         except LitmusError as e:
             _fail2(str(e))
     render = {"markdown": to_markdown, "html": to_html, "json": to_json, "text": to_text}[fmt]
@@ -278,35 +282,48 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, jobs, dask
               help="Also draw the witness: FILE.dot (Graphviz source) or FILE.svg (drawn by "
                    "amdmm-smt itself, no Graphviz needed).")
 @_timeout
+@_memory
 @click.option("--no-timing", is_flag=True, help="Leave the run time out.")
-def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_timing):
+def explain(test_path, outcome, model_name, as_json, graph_path, timeout, memory_mb, no_timing):
     """Explain one outcome of a test: a witness execution when the model allows it, a minimal
     set of named rule families that together forbid it otherwise.
 
-    Exit 0 explained, 1 the solver gave up within --timeout, 2 bad input."""
+    It runs in a worker process under --timeout and --memory like `verify` (every stage:
+    parsing, encoding each path combination, solving, minimising).
+
+    Exit 0 explained, 1 the solver gave up or a limit stopped it (unknown, with the stage),
+    2 bad input."""
     import json
-    from .explain.witness import explain as run_explain, format_text, parse_outcome
-    from .frontend.litmus import parse_file
+    from .explain.witness import Explanation, format_text
     from .run.collect import model_for
+    from .run.commands import explain_call
+    from .run.pool import Stopped, run_calls
     console = Console(highlight=False, emoji=False)
     if graph_path and not graph_path.endswith((".dot", ".svg")):
         _fail2(f"{graph_path}: --graph writes FILE.dot or FILE.svg")
-    try:
-        test = parse_file(test_path)
-        model = model_for(test, model_name)
-        if outcome is not None:
-            cond = parse_outcome(test, outcome)
-        elif test.exists is not None:
-            cond = test.exists
-        else:
-            raise LitmusError("the test has no exists: condition; give --outcome \"COND\"",
-                              test.file, test.line)
-        ex = run_explain(test, model, cond, timeout=timeout)
-    except LitmusError as e:
-        _fail2(str(e))
-    except Exception as e:   # never a traceback
-        _fail2(f"{test_path}: internal error while explaining: {type(e).__name__}: {e}")
-    if graph_path:
+    _writable("--graph", graph_path)
+    import time
+    t0 = time.monotonic()
+    test, ex, err = run_calls([(test_path, explain_call, (test_path, outcome, model_name,
+                                                          timeout))], timeout, memory_mb)[0]
+    if err:
+        _fail2(err)
+    if isinstance(ex, Stopped):
+        if test is None:         # stopped before the test was read: no test to be unknown
+            _fail2(f"{test_path}: {ex.reason}")
+        try:
+            mname = model_for(test, model_name).name
+        except LitmusError:
+            mname = model_name or "?"
+        text = outcome if outcome is not None else (test.exists.text if test.exists else "")
+        ex = Explanation(test, mname, text, None, limit=ex.reason,
+                         seconds=time.monotonic() - t0)
+    test = ex.test
+    if graph_path and ex.reachable is None:
+        Console(stderr=True, emoji=False).print(
+            f"{test_path}: --graph {graph_path}: not written, the outcome was not decided",
+            markup=False, soft_wrap=True)
+    elif graph_path:
         if ex.witness is None:
             _fail2(f"{test_path}: --graph: the outcome is not allowed, there is no witness "
                    "to draw")
@@ -314,8 +331,7 @@ def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_tim
         title = f"{test.name}: {ex.outcome} ({ex.model})"
         text = to_svg(ex.witness, title) if graph_path.endswith(".svg") else to_dot(
             ex.witness, title)
-        with open(graph_path, "w", encoding="utf-8") as f:
-            f.write(text)
+        _write("--graph", graph_path, text)
     if as_json:
         sys.stdout.write(json.dumps(ex.record(timing=not no_timing), sort_keys=True) + "\n")
     else:
@@ -330,14 +346,24 @@ def explain(test_path, outcome, model_name, as_json, graph_path, timeout, no_tim
 @click.option("--model", "model_name", default=None,
               help="Model version: a name from `amdmm-smt models` or a model file.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per warning.")
-def lint(paths, model_name, as_json):
+@_timeout
+@_memory
+@_jobs
+def lint(paths, model_name, as_json, timeout, memory_mb, jobs):
     """Static warnings for likely mistakes (no solving). Exit 0 (warnings do not fail),
-    2 on bad input. A test silences a warning by name with `silence: [name, ...]`."""
+    2 on bad input. A test silences a warning by name with `silence: [name, ...]`. Each file
+    is read and linted in a worker process under --timeout and --memory."""
+    from .model import get_model
     from .report.table import print_json
-    from .run.collect import lint_tests, load
+    from .run.commands import load_limited
     console = Console(highlight=False, emoji=False)
-    batch = load(paths)
-    warns = lint_tests(batch.tests, model_name)
+    if model_name is not None:
+        try:
+            get_model(model_name)
+        except LitmusError as e:
+            _fail2(str(e))
+    batch, warns = load_limited(paths, timeout, memory_mb, jobs, lint_model=model_name,
+                                lint=True)
     ws = sorted((w for t in batch.tests for w in warns.get(t.file, [])),
                 key=lambda w: (w.file, w.line, w.code, w.message))
     if as_json:
@@ -380,14 +406,18 @@ def models():
 @click.option("--output", "-o", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for the YAML tests (created if missing).")
 @click.option("--force", is_flag=True, help="Overwrite existing DIR/<stem>.yaml files.")
-def import_herd(paths, out_dir, force):
+@_timeout
+@_memory
+@_jobs
+def import_herd(paths, out_dir, force, timeout, memory_mb, jobs):
     """Convert herd / Dartagnan C11 / OpenCL .litmus tests (files or directories) into the
     YAML format, one DIR/<stem>.yaml per input (docs/herd-import.md).
 
     Nothing is written unless every input converts; an existing output file is an error
-    unless --force. Exit 0 on success, 2 on any error (one `FILE:LINE: problem` line each)."""
-    import os
-    from .frontend.herd.convert import import_text, read_litmus
+    unless --force. Each file is converted in a worker process under --timeout and --memory.
+    Exit 0 on success, 2 on any error (one `FILE:LINE: problem` line each)."""
+    from .run.commands import import_call
+    from .run.pool import Stopped, run_calls
     files, errors = [], []
     for p in paths:
         if os.path.isdir(p):
@@ -401,16 +431,16 @@ def import_herd(paths, out_dir, force):
         else:
             errors.append(f"{p}: no such file or directory")
     outputs: dict[str, tuple[str, str]] = {}
-    for f in dict.fromkeys(files):
+    files = list(dict.fromkeys(files))
+    outs = run_calls([(f, import_call, (f,)) for f in files], timeout, memory_mb, jobs)
+    for f, (_, text, err) in zip(files, outs):
         stem = os.path.splitext(os.path.basename(f))[0]
         dest = os.path.join(out_dir, stem + ".yaml")
-        try:
-            imp, _ = import_text(read_litmus(f), f)
-        except LitmusError as e:
-            errors.append(str(e))
+        if err:
+            errors.append(err)
             continue
-        except Exception as e:  # never a traceback
-            errors.append(f"{f}: internal error while importing: {type(e).__name__}: {e}")
+        if isinstance(text, Stopped):
+            errors.append(f"{f}: {text.reason}")
             continue
         if dest in outputs:
             errors.append(f"{f}: writes {dest}, as {outputs[dest][0]} does (same file stem)")
@@ -418,14 +448,14 @@ def import_herd(paths, out_dir, force):
         if os.path.exists(dest) and not force:
             errors.append(f"{dest}: exists; not overwritten (use --force)")
             continue
-        outputs[dest] = (f, imp.yaml)
+        outputs[dest] = (f, text)
     if errors:
         _fail2("\n".join(errors))
     try:
         os.makedirs(out_dir, exist_ok=True)
+        from .report.atomic import write_atomic
         for dest, (_, text) in sorted(outputs.items()):
-            with open(dest, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_atomic(dest, text)
     except OSError as e:
         _fail2(f"{e.filename or out_dir}: cannot write: {e.strerror}")
     console = Console(highlight=False, emoji=False)

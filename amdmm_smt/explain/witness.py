@@ -38,6 +38,7 @@ class Explanation:
     without: dict = field(default_factory=dict)   # family -> a state reachable without it
     minimal: bool = True                   # every family of the core checked necessary
     seconds: float = 0.0
+    limit: Optional[str] = None            # --timeout / --memory stopped it (and where)
 
     def record(self, timing: bool = True) -> dict:
         rec = {"name": self.test.name, "file": self.test.file, "model": self.model,
@@ -50,6 +51,8 @@ class Explanation:
                 {"family": f, "source": F.describe(f)[0], "sentence": F.describe(f)[1],
                  "without_it_reachable": self.without.get(f)} for f in self.core]
             rec["minimal"] = self.minimal
+        if self.limit:
+            rec["limit"] = self.limit
         if timing:
             rec["seconds"] = round(self.seconds, 4)
         return rec
@@ -94,6 +97,8 @@ class _Tracked:
 
     def check(self, fams, deadline: float) -> z3.CheckSatResult:
         """Satisfiable with the families `fams` on (a family this test lacks adds nothing)."""
+        from .. import limits
+        limits.check()
         self.s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
         return self.s.check(*[self.lits[f] for f in fams if f in self.lits])
 
@@ -111,8 +116,14 @@ def _combinations(test: Test):
     from ..elaborate.cflow import combos, test_has_cflow, unroll_bound
     if not test_has_cflow(test):
         return [test]
+    from .. import limits
     _, _, gen = combos(test, unroll_bound(test, None))
-    return [ct for ct, cut in gen if not cut]
+    out = []
+    for ct, cut in gen:
+        limits.check()          # the enumeration itself honours --timeout
+        if not cut:
+            out.append(ct)
+    return out
 
 
 def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
@@ -120,12 +131,22 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     """A witness of a reachable condition, or a minimal set of named families that forbids
     it. With control flow (docs 15.6) the witness comes from one combination of thread paths,
     and the families must forbid the condition in every combination."""
+    from .. import limits
     t0 = time.perf_counter()
     deadline = t0 + timeout
     ex = Explanation(test, model.name, cond.text, None)
-    setups = [_Tracked(ct, model, cond) for ct in _combinations(test)]
+    # one combination encoded at a time, under the deadline of --timeout (limits.tick in the
+    # encoding): a witness may come from the first, before the others are encoded (issue 22)
+    limits.stage("elaboration")
+    combos = _combinations(test)
+    setups: list = []
     core: set = set()
-    for t in setups:
+    for i, ct in enumerate(combos):
+        limits.stage("encoding" if len(combos) == 1 else
+                     f"encoding (path combination {i + 1} of {len(combos)})")
+        t = _Tracked(ct, model, cond)
+        setups.append(t)
+        limits.stage("solving")
         r = t.check(t.order, deadline)
         if r == z3.sat:
             ex.reachable = True
@@ -133,6 +154,7 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
             ex.seconds = time.perf_counter() - t0
             return ex
         if r != z3.unsat:
+            limits.check()       # gave up at the deadline of --timeout: say so, with the stage
             ex.seconds = time.perf_counter() - t0
             return ex                              # the solver gave up: reachable None
         core |= t.core()
@@ -140,6 +162,7 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     order = [f for f in F.CATALOGUE if f in core] + sorted(f for f in core
                                                          if f not in F.CATALOGUE)
     if minimise:
+        limits.stage("minimising")
         # deletion over every combination: a family stays iff without it some combination
         # reaches the condition (then `without` shows that state)
         for f in list(order):
@@ -441,7 +464,8 @@ def _vis_chain(x: Execution, w: _W, wr: Event, yid: int, lvl: int, seen: set) ->
 def format_text(ex: Explanation) -> str:
     out = [f"{ex.test.name} ({ex.test.file}), model {ex.model}", f"outcome: {ex.outcome}"]
     if ex.reachable is None:
-        out.append("unknown: the solver gave up within --timeout")
+        out.append(f"unknown: {ex.limit}" if ex.limit else
+                   "unknown: the solver gave up within --timeout")
         return "\n".join(out)
     if ex.reachable:
         out.append("ALLOWED. A witness execution:")

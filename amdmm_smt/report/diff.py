@@ -84,11 +84,15 @@ def diff_results(ra: list, rb: list, parse_errors: list = ()) -> list[TestDiff]:
 
 
 def explain_changes(diffs: list[TestDiff], tests: list, model_a: Model, model_b: Model,
-                    timeout: float = 60.0) -> None:
+                    timeout: float = 60.0, explain_many=None) -> None:
     """For every outcome that changed: a witness under the model that allows it and the
-    minimal families forbidding it under the other (amdmm_smt/explain/witness.py)."""
-    from ..explain.witness import explain, format_witness, parse_outcome
+    minimal families forbidding it under the other (amdmm_smt/explain/witness.py).
+    `explain_many([(test, model, outcome text), ...])` gives each one's (reachable, witness,
+    core) (`run.commands.explain_many`: each in a worker under --timeout / --memory); by
+    default they run here."""
+    from ..explain.witness import format_witness
     by_file = {t.file: t for t in tests}
+    jobs, where = [], []
     for d in diffs:
         t = by_file.get(d.file)
         if t is None or d.error:
@@ -97,14 +101,26 @@ def explain_changes(diffs: list[TestDiff], tests: list, model_a: Model, model_b:
                                       (d.only_b, model_b, model_a)):
             for st in states:
                 text = format_state(st)
-                cond = parse_outcome(t, text)
-                wa = explain(t, allow, cond, timeout=timeout)
-                fb = explain(t, forbid, cond, timeout=timeout)
-                d.explanations.append({
-                    "outcome": text, "allowed_by": allow.name, "forbidden_by": forbid.name,
-                    "witness": wa.witness,
-                    "witness_text": format_witness(wa.witness) if wa.witness else [],
-                    "families": fb.core if fb.reachable is False else None})
+                jobs += [(t, allow, text), (t, forbid, text)]
+                where.append((d, text, allow, forbid))
+    got = (explain_many or _explain_here)(jobs, timeout)
+    for k, (d, text, allow, forbid) in enumerate(where):
+        wa, fb = got[2 * k], got[2 * k + 1]
+        witness = wa[1] if wa else None
+        d.explanations.append({
+            "outcome": text, "allowed_by": allow.name, "forbidden_by": forbid.name,
+            "witness": witness,
+            "witness_text": format_witness(witness) if witness else [],
+            "families": fb[2] if fb and fb[0] is False else None})
+
+
+def _explain_here(jobs: list, timeout: float) -> list:
+    from ..explain.witness import explain, parse_outcome
+    out = []
+    for t, model, text in jobs:
+        ex = explain(t, model, parse_outcome(t, text), timeout=timeout)
+        out.append((ex.reachable, ex.witness, ex.core))
+    return out
 
 
 def _families_line(e: dict) -> str:

@@ -64,4 +64,5 @@ def write_junit(path: str, suite: str, results: list, errors: list[tuple[str, st
     root = ET.Element("testsuites")
     root.append(ts)
     ET.indent(root)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    from .atomic import write_atomic
+    write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))

@@ -34,9 +34,9 @@ def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: 
 
 def run_models(tests: list[Test], model_names: list, timeout: float, jobs: int = 1,
                tick: Optional[Callable[[Test], None]] = None,
-               dask: Optional[str] = None) -> list[list[Run]]:
+               dask: Optional[str] = None, memory_mb: Optional[int] = None) -> list[list[Run]]:
     """run_all for each model in turn, as one batch of work (one pool, one cluster)."""
-    tasks = [Task(k * len(tests) + i, None, t, m, timeout, None)
+    tasks = [Task(k * len(tests) + i, None, t, m, timeout, memory_mb)
              for k, m in enumerate(model_names) for i, t in enumerate(tests)]
     done = (lambda task, o: tick(task.test)) if tick else None
     if dask:

@@ -39,6 +39,68 @@ class Task:
     decide_only: bool = False
     data: Optional[bytes] = None   # the file's bytes, read by the parent (Dask: other hosts)
     unroll: Optional[int] = None   # verify --unroll: for tests with no unroll: (docs §15.2)
+    call: Optional[tuple] = None   # (function, args): run it instead (explain, lint, parse)
+
+
+@dataclass
+class Stopped:
+    """The value of a `call` task stopped by --timeout / --memory (or whose worker died)."""
+    reason: str
+
+
+def _memory_lost(r) -> bool:
+    """The outcome's value says the worker ran out of memory (Z3 is not trusted after)."""
+    reason = r.reason if isinstance(r, Stopped) else getattr(r, "limit", None)
+    return isinstance(reason, str) and "memory" in reason
+
+
+class CallError(Exception):
+    """Raised by a `call` with its whole one-line message (`FILE:LINE: problem`)."""
+
+
+_NOTIFY: list = [None]
+_TOLD: list = [None]
+
+
+def tell_test(test) -> None:
+    """From a `call` in a worker: this is the test being worked on (the parent names it
+    should the worker be stopped)."""
+    _TOLD[0] = test
+    if _NOTIFY[0] is not None:
+        _NOTIFY[0](("test", test))
+
+
+def _execute_call(task: Task, notify) -> Outcome:
+    from ..errors import LitmusError
+    limits.begin(task.timeout, task.memory_mb,
+                 (lambda st: notify(("stage", st))) if notify else None)
+    _NOTIFY[0], _TOLD[0] = notify, None
+    try:
+        fn, args = task.call
+        return None, fn(*args), None
+    except limits.LimitExceeded as e:
+        return _TOLD[0], Stopped(e.reason), None
+    except (LitmusError, CallError) as e:
+        return None, None, str(e)
+    except Exception as e:  # never a traceback
+        if limits.is_out_of_memory(e):
+            return _TOLD[0], Stopped(limits.memory_exceeded().reason), None
+        return None, None, (f"{task.file or '<input>'}: internal error: "
+                            f"{type(e).__name__}: {e}")
+    finally:
+        _NOTIFY[0] = _TOLD[0] = None
+        limits.end()
+
+
+def run_calls(calls: list[tuple], timeout: float, memory_mb: Optional[int], jobs: int = 1,
+              done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
+    """Run each (file, function, args) as function(*args) in a worker process under
+    --timeout / --memory (and the cooperative limits): outcomes (test, value, error) in input
+    order; a value `Stopped(reason)` when a limit stopped it or its worker died (test: the one
+    it announced with `tell_test`, or None)."""
+    tasks = [Task(i, f, None, None, timeout, memory_mb, call=(fn, args))
+             for i, (f, fn, args) in enumerate(calls)]
+    return run_tasks(tasks, jobs, done)
 
 
 # An outcome: (test or None, Result or None, error message or None)
@@ -51,6 +113,8 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
     from ..errors import LitmusError
     from .collect import model_for, parse_one
     from ..outcomes import limit_result
+    if task.call is not None:
+        return _execute_call(task, notify)
     limits.begin(task.timeout, task.memory_mb,
                  (lambda st: notify(("stage", st))) if notify else None)
     t0 = time.perf_counter()
@@ -94,9 +158,52 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
         limits.end()
 
 
+_LIVE: "dict[int, _Worker]" = {}   # pid -> worker, of this process (closed in its children)
+_DEATH: dict = {}                   # this process's pid -> (read, write) end of its death pipe
+_LIBC = []
+
+
+def _death_pipe() -> tuple:
+    """One pipe per parent process whose write end only the parent holds: its workers read
+    the other end and see end-of-file the moment the parent dies, however it dies."""
+    me = os.getpid()
+    if me not in _DEATH:
+        _DEATH.clear()     # a pipe inherited from our own parent is not ours
+        _DEATH[me] = os.pipe()
+    return _DEATH[me]
+
+
+def _die_with_parent(parent: int, death_read: int) -> None:
+    """In a fresh worker: die with the parent (issue 22 item 2). Linux: the kernel sends
+    SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG); everywhere: a thread that waits
+    for end-of-file on the parent's death pipe and exits."""
+    try:
+        if _LIBC and _LIBC[0] is not None:
+            _LIBC[0].prctl(1, int(signal.SIGKILL), 0, 0, 0)    # PR_SET_PDEATHSIG
+    except Exception:       # pragma: no cover - not Linux: the pipe still holds
+        pass
+    if os.getppid() != parent:        # the parent died before the line above
+        os._exit(1)
+    import threading
+
+    def watch():
+        try:
+            while os.read(death_read, 1):
+                pass
+        except OSError:
+            pass
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _child(conn) -> None:
     """The worker loop: tasks in, stage reports and outcomes out."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent handles ^C
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        try:       # handlers of the process we were forked from (a Dask worker's) are not ours
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):   # pragma: no cover
+            pass
     import z3
     mem_set = False
     while True:
@@ -115,8 +222,7 @@ def _child(conn) -> None:
             out = (task.test, None, f"{task.file or '<test>'}: internal error in worker: "
                                     f"{type(e).__name__}: {e} {traceback.format_exc(limit=1)}")
         conn.send(("done", out))
-        r = out[1]
-        if r is not None and r.limit and "memory" in r.limit:
+        if _memory_lost(out[1]):
             return   # Z3 after running out of memory is not to be trusted: start afresh
 
 
@@ -130,20 +236,37 @@ def _preload(engine: str = "smt") -> None:
         from .. import reference  # noqa: F401
     else:
         from .. import solve  # noqa: F401
+    if not _LIBC:
+        try:
+            import ctypes
+            import sys
+            _LIBC.append(ctypes.CDLL(None) if sys.platform.startswith("linux") else None)
+        except Exception:   # pragma: no cover
+            _LIBC.append(None)
 
 
 class _Worker:
     def __init__(self, engine: str = "smt"):
         _preload(engine)
+        death_read, death_write = _death_pipe()
         parent, child = Pipe(duplex=True)
+        me = os.getpid()
         pid = os.fork()
         if pid == 0:     # the child
-            parent.close()
             try:
+                parent.close()
+                os.close(death_write)
+                for w in _LIVE.values():    # siblings' pipes: a sibling's death is not ours
+                    try:
+                        os.close(w.conn.fileno())
+                    except OSError:
+                        pass
+                _die_with_parent(me, death_read)
                 _child(child)
             finally:
                 os._exit(0)
         child.close()
+        _LIVE[pid] = self
         self.pid = pid
         self.conn = parent
         self.task: Optional[Task] = None
@@ -153,11 +276,19 @@ class _Worker:
         self.base_rss = 0
         self.dead = False
 
-    def give(self, task: Task) -> None:
+    def give(self, task: Task) -> bool:
+        """Hand the worker a task; False (and the worker reaped) when it has died while idle
+        (issue 22 item 1): the task was never started and goes to another worker."""
         self.task, self.test, self.stage = task, task.test, "starting"
         self.started = time.monotonic()
         self.base_rss = _rss(self.pid)
-        self.conn.send(task)
+        try:
+            self.conn.send(task)
+        except (OSError, ValueError):      # BrokenPipeError, ConnectionResetError, closed
+            self.task = self.test = None
+            self.kill()
+            return False
+        return True
 
     def kill(self) -> None:
         if self.dead or self.pid <= 0:
@@ -168,15 +299,47 @@ class _Worker:
             pass
         self.reap()
 
+    def drain(self):
+        """Read what the worker said before it is stopped (its stage, which test it parsed);
+        its outcome if it has just finished after all (else None)."""
+        try:
+            while not self.dead and self.conn.poll():
+                msg = self.conn.recv()
+                if msg[0] == "stage":
+                    self.stage = msg[1]
+                elif msg[0] == "test":
+                    self.test = msg[1]
+                else:
+                    return msg[1]
+        except (EOFError, OSError, ValueError):
+            pass
+        return None
+
     def reap(self) -> None:
         if self.dead:
             return
         self.dead = True
         try:
-            os.waitpid(self.pid, 0)
+            _, status = os.waitpid(self.pid, 0)
+            self.status = status
         except ChildProcessError:
-            pass
+            self.status = None
+        _LIVE.pop(self.pid, None)
         self.conn.close()
+
+    def how(self) -> str:
+        """How a reaped worker ended, in words."""
+        st = getattr(self, "status", None)
+        if st is not None and os.WIFSIGNALED(st):
+            sig = os.WTERMSIG(st)
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            return f"killed by {name}"
+        if st is not None and os.WIFEXITED(st):
+            return f"exited with status {os.WEXITSTATUS(st)}"
+        return "died"
 
     def stop(self) -> None:
         if self.dead:
@@ -218,13 +381,12 @@ def run_tasks(tasks: list[Task], jobs: int,
 
     def stopped(w: _Worker, reason: str) -> None:
         """The worker was killed or died: the test is unknown (or, before it was parsed,
-        an error naming the file)."""
+        an error naming the file: the parent never parses it again, issue 22 item 5)."""
         t = w.test
-        if t is None and w.task.file is not None:
-            from .collect import parse_one     # stopped before it said which test: find out
-            t, _ = parse_one(w.task.file, w.task.data)
-        if t is None:
-            finish(w, (None, None, f"{w.task.file}: {reason}"))
+        if w.task.call is not None:
+            finish(w, (t, Stopped(reason), None))
+        elif t is None:
+            finish(w, (None, None, f"{w.task.file or '<test>'}: {reason}"))
         else:
             from .collect import model_for
             try:
@@ -233,14 +395,46 @@ def run_tasks(tasks: list[Task], jobs: int,
                 model = w.task.model_name or "?"
             finish(w, (t, limit_result(t, model, reason, time.monotonic() - w.started), None))
 
+    def fresh() -> Optional[_Worker]:
+        try:
+            w = _Worker(engine)
+        except OSError:        # fork failed (no memory, no processes): retried below
+            return None
+        workers.append(w)
+        return w
+
+    starts_failed = 0
+    retried: set = set()      # tasks given again after their worker died before starting them
     try:
         for _ in range(min(jobs, len(tasks))):
-            workers.append(_Worker(engine))
+            fresh()
         while pending or busy:
-            for w in workers:
-                if w.task is None and pending:
-                    w.give(pending.popleft())
-                    busy[w.conn.fileno()] = w
+            for w in list(workers):
+                if w.task is None and not w.dead and pending:
+                    task = pending.popleft()
+                    if w.give(task):
+                        busy[w.conn.fileno()] = w
+                        starts_failed = 0
+                    else:           # died while idle: the task goes to a fresh worker
+                        pending.appendleft(task)
+                        starts_failed += 1
+            for w in [w for w in workers if w.dead]:
+                workers.remove(w)
+            while pending and len(workers) < min(jobs, len(pending) + len(busy)):
+                if starts_failed > 3 or fresh() is None:
+                    starts_failed += 1
+                    break
+            if starts_failed > 3 and not busy:
+                # workers die before they can take a task: say so for each test left
+                while pending:
+                    task = pending.popleft()
+                    out[task.index] = (task.test, None, f"{task.file or '<test>'}: no worker "
+                                       f"process could be started to run it")
+                    if done:
+                        done(task, out[task.index])
+                break
+            if not busy:
+                continue
             now = time.monotonic()
             nearest = min(w.started + w.task.timeout + limits.GRACE for w in busy.values())
             polling = any(w.task.memory_mb for w in busy.values())
@@ -259,33 +453,45 @@ def run_tasks(tasks: list[Task], jobs: int,
                             w.test = msg[1]
                         else:
                             del busy[c.fileno()]
-                            r = msg[1][1]
                             finish(w, msg[1])
-                            if r is not None and r.limit and "memory" in r.limit:
+                            if _memory_lost(msg[1][1]):
                                 w.stop()     # it exits: Z3 after out-of-memory is not trusted
                             break
                 except (EOFError, OSError):
                     del busy[c.fileno()]
-                    reason = (limits.memory_reason(w.task.memory_mb, w.stage)
-                              if w.task.memory_mb else
-                              f"worker process died during {w.stage}")
                     w.kill()
+                    how = w.how()
+                    if w.stage == "starting" and w.task.index not in retried:
+                        # it died as it was given the task (idle, a moment before): the
+                        # task never started; a fresh worker takes it (once)
+                        retried.add(w.task.index)
+                        pending.appendleft(w.task)
+                        w.task = None
+                        continue
+                    if w.task.memory_mb and how == "killed by SIGKILL":
+                        reason = (f"{limits.memory_reason(w.task.memory_mb, w.stage)} "
+                                  f"(worker process {how})")
+                    else:
+                        reason = f"worker process {how} during {w.stage}"
                     stopped(w, reason)
             now = time.monotonic()
             for fd, w in list(busy.items()):
                 reason = None
                 if now > w.started + w.task.timeout + limits.GRACE:
-                    reason = limits.timeout_reason(w.task.timeout, w.stage)
+                    reason = limits.timeout_reason
                 elif w.task.memory_mb and _rss(w.pid) - w.base_rss > w.task.memory_mb << 20:
-                    reason = limits.memory_reason(w.task.memory_mb, w.stage)
+                    reason = limits.memory_reason
                 if reason:
                     del busy[fd]
+                    last = w.drain()     # the last stage it reported, the test it parsed
                     w.kill()
-                    stopped(w, reason)
+                    if last is not None:     # it finished just now after all
+                        finish(w, last)
+                        continue
+                    stopped(w, reason(w.task.timeout if reason is limits.timeout_reason
+                                      else w.task.memory_mb, w.stage))
             for w in [w for w in workers if w.dead]:
                 workers.remove(w)
-                if pending:
-                    workers.append(_Worker(engine))
     finally:
         for w in workers:
             if w.task is not None:
