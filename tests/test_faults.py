@@ -233,12 +233,13 @@ def test_explain_honours_memory(tmp_path):
 
 def _slow_parse(monkeypatch):
     """Parsing that never ends and ignores the deadline (the herd importer on a large file)."""
+    import amdmm_smt.frontend.herd.convert as convert
     import amdmm_smt.run.collect as collect
 
     def slow(*a, **k):
         time.sleep(60)   # a regression fails in a minute, not never
     monkeypatch.setattr(collect, "parse_file", slow)
-    monkeypatch.setattr(collect, "load_litmus", slow)
+    monkeypatch.setattr(convert, "load_litmus", slow)    # imported when a .litmus is read
 
 
 @pytest.mark.parametrize("command", [

@@ -778,19 +778,6 @@ def barrier_sw(x) -> dict:
     return out
 
 
-def executes_order(x, evs, edge: dict, sp: str) -> dict:
-    """R-bar-hb-exec (UP 2.3: "Happens-before is consistent with barrier-executes-before";
-    S002: "the execution of X completes before the execution of Y does"): hbx_AS = (po ∪
-    sw_AS ∪ bsw_AS ∪ xb)+, irreflexive (one order without cycles); values.may_see keeps a
-    read from seeing a write it is hbx-before. Only availability and visibility are left
-    out: barriers make nothing visible."""
-    from .sync import _closure
-    e2 = dict(edge)
-    for k, v in x.bar_xb.items():
-        e2[k] = OR(e2.get(k, False), v)
-    return _closure(x, evs, e2, "x" + sp)
-
-
 def hb_consistency(x) -> None:
     """pr170447 (S003): "Barrier-modification-order<BO> is consistent with happens-before".
     An outcome whose bmo puts a before b is excluded when b happens-before a (some memory

@@ -139,7 +139,6 @@ def happens_before(x: Execution) -> None:
                 edge[k] = OR(edge.get(k, False), v)
             built[key] = _closure(x, evs, edge, sp)
             if x.bar_xb:       # docs 10.7 R-bar-hb-exec: (hb ∪ xb)+ without cycles
-                from .barrier import executes_order
                 with x.ctx.family(F.BARRIER):
                     built[key] = (built[key], executes_order(x, evs, edge, sp))
             else:
@@ -147,6 +146,18 @@ def happens_before(x: Execution) -> None:
         x.hb_by_space[sp] = built[key][0]
         if built[key][1] is not None:
             x.hbx_by_space[sp] = built[key][1]
+
+
+def executes_order(x, evs, edge: dict, sp: str) -> dict:
+    """R-bar-hb-exec (UP 2.3: "Happens-before is consistent with barrier-executes-before";
+    S002: "the execution of X completes before the execution of Y does"): hbx_AS = (po ∪
+    sw_AS ∪ bsw_AS ∪ xb)+, irreflexive (one order without cycles); values.may_see keeps a
+    read from seeing a write it is hbx-before. Only availability and visibility are left
+    out: barriers make nothing visible."""
+    e2 = dict(edge)
+    for k, v in x.bar_xb.items():
+        e2[k] = OR(e2.get(k, False), v)
+    return _closure(x, evs, e2, "x" + sp)
 
 
 def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
