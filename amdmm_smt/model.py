@@ -88,10 +88,11 @@ class Options:
     # instruction, one asyncmark sequence, masks ignored) or "upstream-stages" (UP 2.4: async
     # operations outside program order, one asyncmark sequence per stage).
     async_model: str = "seed-004"
-    # docs/semantics.md R-async-done-first: a completed async operation happens-before the
-    # first wait that completes it ("first"), or every later wait of its stage ("every", UP 2.4's
-    # completed-at read literally); they differ only where MMRA tags cut program order.
-    async_done_edges: str = "first"
+    # docs/semantics.md R-async-done-every: a completed async operation happens-before every
+    # wait it is completed-at ("every": UP 2.4's completed-at, which holds at every later wait
+    # of its stage) or only the first one ("first", the earlier reading); they differ only
+    # where MMRA tags cut program order.
+    async_done_edges: str = "every"
     # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
     # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
     # accesses LDS, for every question) or "data" (any operation, for questions about LDS).

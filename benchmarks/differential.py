@@ -2,11 +2,12 @@
 engines; prints the count of disagreements (target: 0) and writes each one to a directory.
 
     python3 benchmarks/differential.py --count 10000 [--seed 1] [--out /tmp/disagreements]
-        [--family mixed|plain|async|async-rich] [--barriers N]
+        [--family mixed|plain|async|async-rich|async-multiwait] [--barriers N]
 
 Families: `plain` (tests/gen.py `litmus`: 2-4 threads, tags, LDS), `async` (tests/gen.py
 `gen_async`), `async-rich` (tests/gen_async_rich.py: async with MMRA tags, atomics, fences,
-another workgroup), `mixed` (default: half plain, a quarter each async family).
+another workgroup), `async-multiwait` (tests/gen_async_rich.py `gen_async_multiwait`: several
+differently tagged waits after a copy, issue 17 items 3 and 4), `mixed` (default: half plain, a quarter each async family).
 
 --barriers N adds N generated execution-barrier tests (tests/gen.py barrier_test, and every
 other one barrier_choice_test: unequal signal / wait patterns around barrier-ordered atomics,
@@ -30,7 +31,7 @@ from hypothesis.errors import NonInteractiveExampleWarning  # noqa: E402
 
 from amdmm_smt.model import list_models  # noqa: E402
 from tests.gen import gen_async, litmus, render  # noqa: E402
-from tests.gen_async_rich import gen_async_rich, render_rich  # noqa: E402
+from tests.gen_async_rich import gen_async_multiwait, gen_async_rich, render_rich  # noqa: E402
 from tests.test_differential import disagreement  # noqa: E402
 
 
@@ -39,7 +40,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="/tmp/amdmm-disagreements")
-    ap.add_argument("--family", choices=["mixed", "plain", "async", "async-rich"],
+    ap.add_argument("--family", choices=["mixed", "plain", "async", "async-rich", "async-multiwait"],
                     default="mixed")
     ap.add_argument("--barriers", type=int, default=0)
     a = ap.parse_args()
@@ -62,9 +63,11 @@ def main() -> None:
             g = strat.example()
         elif fam == "async":
             g = gen_async(pick)
+        elif fam == "async-multiwait":
+            g = gen_async_multiwait(pick)
         else:
             g = gen_async_rich(pick)
-        text = (render_rich if fam == "async-rich" else render)(g, name=f"diff-{i}")
+        text = (render_rich if fam.startswith("async-") else render)(g, name=f"diff-{i}")
         model = rnd.choice(models)
         if fam != "plain" and rnd.random() < 0.8:     # the two async versions, mostly
             model = rnd.choice(["seed", "upstream-2026"])

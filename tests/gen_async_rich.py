@@ -123,3 +123,82 @@ def async_rich_examples(n: int, seed: int = 0) -> list:
     rng = random.Random(seed)
     return [render_rich(gen_async_rich(lambda xs: rng.choice(list(xs))), f"gen-async-rich-{i}")
             for i in range(n)]
+
+
+# ---- multi-wait async with MMRA tags (issue 17 items 3, 4; docs §11.5 R-async-done-every,
+# R-async-po-after-done) ----------------------------------------------------------------------
+
+MW_TAGS = [(), (("foo", "bar"),), (("foo", "baz"),), (("foo", "qux"),)]
+# gfx1250 masks a wait may carry: 0 (every stage), only(GLOBAL_LOAD) 45 (the stage of the
+# copies to LDS), only(GLOBAL_STORE) 39 (ignores them), only(BUFFER_GLOBAL_LOAD) 15
+MW_MASKS = [0, 0, 0, 45, 39, 15]
+
+
+def gen_async_multiwait(pick) -> Gen:
+    """Small tests where a copy is completed at one wait and followed by more waits and
+    accesses with differently tagged MMRA metadata: which later waits it is completed-at
+    (stage masks, wait counts that remove nothing), and which later operations its program
+    order reaches (seed-004: only after completion, only with compatible tags). A release /
+    acquire handoff to a second wave of the workgroup is added sometimes."""
+    counter = [0]
+
+    def val() -> int:
+        counter[0] += 1
+        return counter[0]
+
+    def tags():
+        return pick(MW_TAGS)
+
+    dsts: list = []
+
+    def copy():
+        if pick([True, True, True, False]):
+            op = Op("copy", pick(["l", "m"]), src=pick(["x", "y"]), spelling=0,
+                    tags=pick([(), tags()]))
+        else:   # store-from-LDS: another stage (GLOBAL_STORE_ASYNC_FROM_LDS)
+            op = Op("copy", pick(["x", "y"]), src=pick(["l", "m"]), tags=tags())
+        dsts.append(op.loc)
+        return op
+
+    def read(like=None):
+        """A plain load, mostly of a destination; after a wait mostly tagged like the wait
+        (so that program order from that wait, and only from it, is in happens-before)."""
+        t = tags()
+        if like is not None:     # like the wait, or cut from it (compatible with other things)
+            t = pick([like, pick([u for u in MW_TAGS[1:] if u != like]), t])
+        return Op("load", pick(dsts) if dsts and pick([True, True, False]) else
+                  pick(["l", "m", "x", "y"]), scope="", tags=t)
+
+    prod = []
+    for _ in range(pick([1, 1, 2])):
+        for _ in range(pick([1, 1, 2])):
+            prod.append(copy())
+        prod.append(Op("mark", tags=pick([(), (("foo", "baz"),), (("foo", "qux"),)])))
+        if pick([True, False]):
+            prod.append(read())
+    wt = ()
+    for _ in range(pick([2, 2, 3])):         # several waits, mostly each tagged unlike the last
+        wt = pick([t for t in MW_TAGS[1:] if t != wt] + [()])
+        prod.append(Op("wait", value=pick([0, 0, 0, 1]), mask=pick(MW_MASKS), spelling=1,
+                       tags=wt))
+        for _ in range(pick([0, 1, 1])):
+            prod.append(read(wt) if pick([True, True, False]) else
+                        Op("store", pick(["x", "l"]), val(), scope="",
+                           tags=wt if pick([True, False]) else tags()))
+    prod.append(read(wt))                   # something after the last wait
+    threads = [Thr(0, None, 0, tuple(prod))]
+    if pick([False, True]):
+        rt = pick([t for t in MW_TAGS if t != wt])     # mostly cut from the last wait
+        prod2 = list(prod) + [Op("store", "f", 1, True, "release", None, "workgroup", rt)]
+        cons = (Op("load", "f", 0, True, "acquire", None, "workgroup"),
+                Op("load", pick(dsts), scope=""))
+        threads = [Thr(0, None, 0, tuple(prod2)), Thr(0, None, 0, cons)]
+    return Gen(tuple(threads), True, ("x", "y", "l", "m", "f"))
+
+
+def async_multiwait_examples(n: int, seed: int = 0) -> list:
+    """n deterministic multi-wait tagged async tests, rendered with distinct initial values."""
+    import random
+    rng = random.Random(seed)
+    return [render_rich(gen_async_multiwait(lambda xs: rng.choice(list(xs))),
+                        f"gen-async-multiwait-{i}") for i in range(n)]

@@ -151,31 +151,68 @@ def test_engines_agree_on_generated_async_tests():
     assert compared >= len(too_big) * 4
 
 
-def test_engines_agree_with_async_done_edges_every():
-    """Option async_done_edges: every (docs R-async-done-first, the literal reading of UP 2.4's
-    completed-at): both engines add the edges to every later wait of the copy's stage
-    independently; they agree on the rich async tests under both async versions. These
-    generated tests seldom reach a case where the option changes an outcome (tags that cut
-    program order between two completing waits); the hand-derived
-    tests/test_models_diff_gate.py::test_async_done_edges_option pins that case."""
+ASYNC_MW_N = int(os.environ.get("AMDMM_ASYNC_MULTIWAIT_EXAMPLES", "40"))
+
+
+def _with_done_edges(m: str, value: str):
     from dataclasses import replace as _replace
-    from amdmm_smt.model import Options
+    base = get_model(m)
+    return _replace(base, name=f"{m}+{value}",
+                    options=_replace(base.options, async_done_edges=value))
+
+
+def test_engines_agree_with_async_done_edges_first():
+    """Option async_done_edges: first (the earlier reading of docs R-async-done-every: edges to
+    the first completing wait only; the default is every): both engines implement it
+    independently and agree on the rich async tests under both async versions."""
     from .gen_async_rich import async_rich_examples
     compared = 0
     for i, text in enumerate(async_rich_examples(24, seed=5)):
         for m in ASYNC_MODELS:
-            base = get_model(m)
-            model = _replace(base, name=m + "+every",
-                             options=_replace(base.options, async_done_edges="every"))
+            model = _with_done_edges(m, "first")
             t = parse_text(text, "gen.yaml")
             try:
                 ref = reference_outcomes(elaborate(t, model), limit=200_000)
             except ReferenceTooBig:
                 continue
             smt = set(run_test(t, model, timeout=120).states)
-            assert smt == ref, f"model {m}+every\n{text}"
+            assert smt == ref, f"model {m}+first\n{text}"
             compared += 1
     assert compared >= 30
+
+
+def test_engines_agree_on_multiwait_tagged_async_tests(monkeypatch):
+    """Issue 17 items 3, 4: generated async tests with several, differently tagged waits
+    (tests/gen_async_rich.py `gen_async_multiwait`), under both async versions and both values
+    of async_done_edges: the engines agree on every one. The generator reaches the cases the
+    readings are about: some outcomes change with async_done_edges (R-async-done-every), and
+    under seed-004 some change when the reference engine's program-order edges after
+    completion (R-async-po-after-done) are taken out."""
+    from amdmm_smt.reference import async_ops as ref_async
+    from .gen_async_rich import async_multiwait_examples
+    compared = by_option = 0
+    texts = async_multiwait_examples(ASYNC_MW_N, seed=0)
+    for text in texts:
+        for m in ASYNC_MODELS:
+            got = {}
+            for value in ("every", "first"):
+                model = _with_done_edges(m, value)
+                t = parse_text(text, "gen.yaml")
+                ref = reference_outcomes(elaborate(t, model), limit=200_000)
+                smt = set(run_test(t, model, timeout=120).states)
+                assert smt == ref, f"model {m}+{value}\n{text}\nsmt only / reference only: " \
+                                   f"{(smt - ref, ref - smt)}"
+                got[value] = ref
+                compared += 1
+            by_option += got["every"] != got["first"]
+    seed = get_model("seed")
+    with_po = [reference_outcomes(elaborate(parse_text(x, "g.yaml"), seed)) for x in texts]
+    monkeypatch.setattr(ref_async.AsyncOps, "_po_after_done", lambda self, a, done: 0)
+    without = [reference_outcomes(elaborate(parse_text(x, "g.yaml"), seed)) for x in texts]
+    by_po = sum(a != b for a, b in zip(with_po, without))
+    print(f"\nmultiwait async differential: {compared} compared; outcomes changed by "
+          f"async_done_edges: {by_option}, by R-async-po-after-done (seed): {by_po}")
+    assert compared == 4 * len(texts) and by_option >= 1 and by_po >= 1
 
 
 # ---- execution barriers (issue 9) ----------------------------------------------------------

@@ -214,22 +214,24 @@ def test_lds_scope_option_both_directions(tmp_path):
 
 
 def test_async_done_edges_option(tmp_path):
-    """docs R-async-done-first: with async_done_edges: every (UP 2.4's completed-at read
-    literally) the copy also happens-before the second, differently tagged wait, so the read
-    tagged like it sees the copied 7 (derived by hand in the test's description); the default
-    keeps %r0 undef. Both engines."""
+    """docs R-async-done-every: by default (async_done_edges: every, UP 2.4's completed-at) the
+    tagged copy of async-mmra-tagged-copy-two-waits also happens-before the second,
+    differently tagged wait, so the read after it sees the copied 7 (derived by hand in the
+    test's description); with the option `first` (edges to the first completing wait only)
+    %r1 is undef. Both engines, both async versions."""
     import os
     from amdmm_smt.elaborate.events import elaborate
     from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.reference import reference_outcomes
     from amdmm_smt.solve import run_test
     f = os.path.join(os.path.dirname(__file__), "..", "litmus", "async",
-                     "async-mmra-tagged-waits.yaml")
+                     "async-mmra-tagged-copy-two-waits.yaml")
     t = parse_file(f)
     for extra in ("", "  async_model: upstream-stages\n  lds_av_workgroup: true\n"):
-        m = tmp_path / "m.yaml"
-        m.write_text("name: every\noptions:\n  async_done_edges: every\n" + extra)
-        model = load_model_file(str(m))
-        want = {(("T0:%r0", 7), ("T0:%r1", 7))}
-        assert set(run_test(t, model).states) == want
-        assert set(reference_outcomes(elaborate(t, model))) == want
+        for value, r1 in (("every", 7), ("first", None)):
+            m = tmp_path / "m.yaml"
+            m.write_text(f"name: {value}\noptions:\n  async_done_edges: {value}\n" + extra)
+            model = load_model_file(str(m))
+            want = {(("T0:%r0", None), ("T0:%r1", r1))}
+            assert set(run_test(t, model).states) == want, (value, extra)
+            assert set(reference_outcomes(elaborate(t, model))) == want, (value, extra)

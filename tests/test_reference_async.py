@@ -197,15 +197,36 @@ def test_program_order_of_async_operations_per_version():
         assert e.po[st] >> i & 1 and e.po[i] >> ld & 1
 
 
-def test_hb_edges_init_and_done():
-    """E-init (I, A.r), (I, A.w) always; E-done (A.r, Y), (A.w, Y) to the completing wait Y
-    only; a copy never completed has no edge out."""
+@pytest.mark.parametrize("model", [SEED, UPSTREAM])
+def test_hb_edges_init_and_done(model):
+    """E-init (I, A.r), (I, A.w) always; E-done (A.r, Y), (A.w, Y) to the completing wait Y;
+    [seed-004] the program-order edges from a completed A to what follows its completing wait
+    (R-async-po-after-done: here the second copy instruction), [upstream-stages] none; a copy
+    never completed has no edge out."""
     code = [copy("g", "l"), mark(), wait(0), copy("g", "l")]
-    e = engine(litmus_text(G_L, [code]), SEED)
+    e = engine(litmus_text(G_L, [code]), model)
     i1, r1, w1, mk, wt, i2, r2, w2 = [x.id for x in e.ev if not x.is_init]
     assert e.async_hb[i1] == (1 << r1) | (1 << w1) and e.async_hb[i2] == (1 << r2) | (1 << w2)
-    assert e.async_hb[r1] == e.async_hb[w1] == 1 << wt
+    after = (1 << i2) if model == SEED else 0
+    assert e.async_hb[r1] == e.async_hb[w1] == (1 << wt) | after
     assert e.async_hb[r2] == e.async_hb[w2] == 0
+
+
+@pytest.mark.parametrize("model", [SEED, UPSTREAM])
+def test_hb_edges_every_later_wait_and_po_after_done(model):
+    """R-async-done-every (default): A -> every later wait that does not ignore its stage,
+    whatever the tags; R-async-po-after-done [seed-004]: A -> every later operation whose tags
+    are compatible with A's, none before the completing wait."""
+    tag = ', !mmra !{!"foo", !"baz"}'
+    code = [copy("g", "l") + ', !mmra !{!"foo", !"qux"}', mark(), "%r0 = load i32, ptr "
+            "addrspace(3) @l", wait(0), wait(0) + tag, "%r1 = load i32, ptr addrspace(3) @l"
+            + tag, "%r2 = load i32, ptr addrspace(3) @l"]
+    e = engine(litmus_text(G_L, [code]), model)
+    i1, r1, w1, mk, ld0, wt1, wt2, ld1, ld2 = [x.id for x in e.ev if not x.is_init]
+    want = (1 << wt1) | (1 << wt2)
+    if model == SEED:
+        want |= 1 << ld2          # ld1 is tagged foo:baz, incompatible with foo:qux
+    assert e.async_hb[r1] == e.async_hb[w1] == want
 
 
 # ---- outcomes --------------------------------------------------------------------------------

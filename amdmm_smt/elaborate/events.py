@@ -292,12 +292,16 @@ def async_hb_edges(el: Elab) -> list:
             if e.thread == ti and e.async_of is not None:
                 edges.append((e.async_of, e.id))
                 if e.pos in done:
-                    edges.append((e.id, ev[done[e.pos]].id))
-                    if every:    # docs R-async-done-first, option: UP 2.4 completed-at, literally
+                    d = done[e.pos]
+                    edges.append((e.id, ev[d].id))
+                    if every:    # UP 2.4 completed-at at every later wait of the stage (R-async-done-every)
                         st = stage_of[e.pos] if staged else None
                         edges += [(e.id, ev[q].id) for q in sorted(masks)
-                                  if q > done[e.pos] and t.code[q].kind == "wait_asyncmark"
+                                  if q > d and t.code[q].kind == "wait_asyncmark"
                                   and not (staged and masks[q][1] >> st & 1)]
+                    if not staged:   # S004 H1 + S001: po kept once completed (R-async-po-after-done)
+                        edges += [(e.id, x.id) for q, x in sorted(ev.items())
+                                  if q > d and compatible(e.tags, x.tags)]
     return edges
 
 

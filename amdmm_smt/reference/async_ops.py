@@ -115,9 +115,23 @@ class AsyncOps:
                     self.async_hb[e.id] |= 1 << self.done[i]
                     if self.opts.async_done_edges == "every":
                         self.async_hb[e.id] |= self._later_waits(i, self.done[i])
+                    self.async_hb[e.id] |= self._po_after_done(e.id, self.done[i])
+
+    def _po_after_done(self, a: int, done: int) -> int:
+        """R-async-po-after-done (S004 H1 "happens-before X only if A is completed before X";
+        LangRef: hb ⊇ po; S001: only incompatible metadata removes po from hb): [seed-004] the
+        program-order edges from A to every X after the wait that completes it, MMRA
+        permitting. [upstream-stages] none: A is in no program order (UP§2.4)."""
+        mask = 0
+        for x in range(self.n):
+            if (self.program_order(a, x) and not self.is_async_op(x)
+                    and self.elab.po(self.ev[done], self.ev[x])
+                    and compatible(self.ev[a].tags, self.ev[x].tags)):
+                mask |= 1 << x
+        return mask
 
     def _later_waits(self, i: int, done: int) -> int:
-        """R-async-done-first, option `every`: UP§2.4's completed-at read literally — the mark
+        """R-async-done-every, option `every` (the default): UP§2.4's completed-at — the mark
         that completed A is "not in the current sequence at any operation Z that immediately
         follows" every later wait that does not ignore A's stage, so A happens-before each of
         them (seed-004: every later wait; there is one sequence)."""
