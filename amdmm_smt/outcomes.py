@@ -288,7 +288,7 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
         res.cf_ub = ub
         # the record of docs 10.6 (R-bar-ub), judged the same way
         res.ub = {"rule": "branch-on-undef", "all": every, "op": f"{thread} line {line}",
-                  "run": [f"{thread} branches on an undef condition (LangRef br: immediate "
+                  "run": [f"{thread} branches on an undef or poison condition (LangRef br: "
                           "undefined behaviour; docs 15.5)"], "rules": ["branch-on-undef"]}
         ub_verdict(res, f"branch on undef at {thread}, line {line}", every)
     elif complete and getattr(test, "undefined", None) == "some":
