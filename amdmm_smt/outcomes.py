@@ -273,8 +273,21 @@ class _NoModel:
         return ()
 
 
-def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states) -> None:
-    """docs 15.2 (bound reached) and 15.5 (branch on undef): shared by both engines."""
+def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states,
+                assumed: bool = False) -> None:
+    """docs 15.2 (bound reached; `bound: assume` that assumes every execution away) and 15.5
+    (branch on undef): shared by both engines. `assumed`: some cut combination had a defined
+    execution that `bound: assume` assumed away."""
+    if assumed and complete and not states and ub is None:
+        # docs 15.2: nothing is left to judge: every expectation would hold vacuously
+        from .errors import Warn
+        res.warnings.append(Warn("bound-assumed-all", "`bound: assume` assumed every "
+                                 f"execution away (unroll: {bound}): no execution is left",
+                                 test.file, test.line))
+        res.verdicts.append(Verdict(
+            "bound", "some execution within bound", "fail",
+            f"every execution was assumed away by `bound: assume` (unroll: {bound}): the "
+            "expectations would hold vacuously; raise unroll, or check the loop can exit"))
     if cut is not None:
         thread, block, line = cut
         res.verdicts.append(Verdict(

@@ -213,19 +213,37 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     states: set = set()
     complete, thin_air, why = True, False, ""
     cut = ub = None
+    assumed = False
     warnings: list = []
     for ct, cutlist in gen:
         if cutlist:
-            if test.bound == "assume" or cut is not None:
+            # docs 15.2 / 15.5: a cut combination reaches the bound (or, under `bound:
+            # assume`, is assumed away) only with an execution that is defined up to the cut;
+            # one undefined before the cut is undefined behaviour, whatever the bound
+            judge_cut = cut is None and not assumed
+            if not judge_cut and ub is not None:
                 continue
             limits.stage("bound check")
             x = encode(elaborate(ct, model))
             s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6))
-            r = _check(s)
-            if r == z3.sat:
-                cut = cutlist[0]
-            elif r == z3.unknown:
-                complete, why = False, "the solver gave up on a bound check"
+            if judge_cut:
+                s.push()
+                s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
+                r = _check(s)
+                s.pop()
+                if r == z3.sat:
+                    if test.bound == "assume":
+                        assumed = True
+                    else:
+                        cut = cutlist[0]
+                elif r == z3.unknown:
+                    complete, why = False, "the solver gave up on a bound check"
+            if ub is None and x.cf_ub:
+                s.add(OR(*[u for u, _, _ in x.cf_ub]))
+                if _check(s) == z3.sat:
+                    m = s.model()
+                    ub = next((t, ln) for u, t, ln in x.cf_ub
+                              if z3.is_true(m.eval(u, model_completion=True)))
             continue
         r = _run_straight(ct, model, t0, max_outcomes, False)
         states |= set(r.states)
@@ -246,7 +264,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     limits.stage("judging")
     res = judge(test, model, keys, states_l, complete, reachable, t0, wanted)
     res.thin_air, res.why, res.warnings = thin_air, why, warnings
-    cf_verdicts(res, test, bound, cut, ub, complete, states_l)
+    cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed)
     return res
 
 
