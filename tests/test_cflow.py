@@ -198,4 +198,7 @@ def test_engines_agree_on_corpus(name):
     m = get_model(None)
     t = parse_file(os.path.join(ROOT, "litmus/cflow", name))
     a, b = run_test(t, m), run_reference(t, m)
+    if b.thin_air:      # docs R-no-thin-air: both say why they list nothing; Z3 decides exists
+        assert a.thin_air and a.states == b.states == [] and a.status == "pass"
+        return
     assert a.states == b.states and a.status == b.status == "pass"
