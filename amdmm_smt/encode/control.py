@@ -119,12 +119,14 @@ def _binop(op, a, b):
 
 
 def _norm(x, key, t):
-    """Name the parts of a computed value once (sharing; small terms for the solver)."""
+    """Simplify the parts of a computed value. No definitions are added: a value may be
+    first asked for after the encoding is handed over (the projection of `explain`), and
+    Z3 shares equal terms anyway."""
     p, m, v = t
     if not isinstance(p, bool):
-        p = x.ctx.define(f"cp_{key}", p)
-    m, v = z3.simplify(m), z3.simplify(v)
-    return p, m, v
+        p = z3.simplify(p)
+        p = True if z3.is_true(p) else (False if z3.is_false(p) else p)
+    return p, z3.simplify(m), z3.simplify(v)
 
 
 def tri(x, thread: str, op):
@@ -173,7 +175,7 @@ def compute(x, thread: str, ins):
         (p or m.as_long() != 0)
     if isinstance(u, bool):
         return u, (ZERO if u else v)
-    u = x.ctx.define(f"cu_{thread}_{ins.reg}", u)
+    u = z3.simplify(u)
     return u, z3.If(u, ZERO, v)
 
 
