@@ -192,7 +192,7 @@ def control(x) -> None:
                 f"bu_{thread}_{ins.line}", cu))
         want = ONE if ins.op == "1" else ZERO
         x.ctx.add(IMPLIES(NOT(cu), cv == want))
-        if cu is not False:
-            x.cf_ub.append((cu, thread, ins.line))
+        if cu is not False:     # (a z3 term: the solver evaluates it in a model)
+            x.cf_ub.append((z3.BoolVal(True) if cu is True else cu, thread, ins.line))
     if x.cf_ub:
         x.ub = OR(x.ub, *[u for u, _, _ in x.cf_ub])
