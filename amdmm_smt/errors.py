@@ -114,5 +114,8 @@ ELAB_WARNINGS = {
     "cluster-without-clusters":
         "a cluster number on a target without workgroup clusters: the cluster is the whole "
         "agent (docs/semantics.md R-cluster-placement)",
+    "bound-assumed-all":
+        "`bound: assume` assumed every execution away (each runs past the unroll bound): no "
+        "execution is left to judge the expectations on (docs/semantics.md 15.2)",
 }
 ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}

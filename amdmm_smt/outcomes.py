@@ -273,8 +273,24 @@ class _NoModel:
         return ()
 
 
-def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states) -> None:
-    """docs 15.2 (bound reached) and 15.5 (branch on undef): shared by both engines."""
+def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states,
+                assumed: bool = False) -> None:
+    """docs 15.2 (bound reached; `bound: assume` that assumes every execution away) and 15.5
+    (branch on undef): shared by both engines. `assumed`: some cut combination had a defined
+    execution that `bound: assume` assumed away."""
+    if assumed and complete and not states and ub is None:
+        # docs 15.2: nothing is left to judge: every expectation would hold vacuously
+        from .errors import Warn
+        res.warnings.append(Warn("bound-assumed-all", "`bound: assume` assumed every "
+                                 f"execution away (unroll: {bound}): no execution is left",
+                                 test.file, test.line))
+        claims = (test.expect is not None or getattr(test, "outcomes", None) is not None
+                  or getattr(test, "undefined", None) is not None)
+        if claims:          # a test without a claim (section 13) is only warned about
+            res.verdicts.append(Verdict(
+                "bound", "some execution within bound", "fail",
+                f"every execution was assumed away by `bound: assume` (unroll: {bound}): the "
+                "expectations would hold vacuously; raise unroll, or check the loop can exit"))
     if cut is not None:
         thread, block, line = cut
         res.verdicts.append(Verdict(
@@ -288,7 +304,7 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
         res.cf_ub = ub
         # the record of docs 10.6 (R-bar-ub), judged the same way
         res.ub = {"rule": "branch-on-undef", "all": every, "op": f"{thread} line {line}",
-                  "run": [f"{thread} branches on an undef condition (LangRef br: immediate "
+                  "run": [f"{thread} branches on an undef or poison condition (LangRef br: "
                           "undefined behaviour; docs 15.5)"], "rules": ["branch-on-undef"]}
         ub_verdict(res, f"branch on undef at {thread}, line {line}", every)
     elif complete and getattr(test, "undefined", None) == "some":

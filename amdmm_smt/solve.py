@@ -214,22 +214,42 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     states: set = set()
     complete, thin_air, why = True, False, ""
     cut = ub = None
+    assumed = False
+    reach: list = []        # each complete combination's own exists query (docs §3)
     warnings: list = []
     for ct, cutlist in gen:
         if cutlist:
-            if test.bound == "assume" or cut is not None:
+            # docs 15.2 / 15.5: a cut combination reaches the bound (or, under `bound:
+            # assume`, is assumed away) only with an execution that is defined up to the cut;
+            # one undefined before the cut is undefined behaviour, whatever the bound
+            judge_cut = cut is None and not assumed
+            if not judge_cut and ub is not None:
                 continue
             limits.stage("bound check")
             x = encode(elaborate(ct, model))
             s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6))
-            r = _check(s)
-            if r == z3.sat:
-                cut = cutlist[0]
-            elif r == z3.unknown:
-                complete, why = False, "the solver gave up on a bound check"
+            if judge_cut:
+                s.push()
+                s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
+                r = _check(s)
+                s.pop()
+                if r == z3.sat:
+                    if test.bound == "assume":
+                        assumed = True
+                    else:
+                        cut = cutlist[0]
+                elif r == z3.unknown:
+                    complete, why = False, "the solver gave up on a bound check"
+            if ub is None and x.cf_ub:
+                s.add(OR(*[u for u, _, _ in x.cf_ub]))
+                if _check(s) == z3.sat:
+                    m = s.model()
+                    ub = next((t, ln) for u, t, ln in x.cf_ub
+                              if z3.is_true(m.eval(u, model_completion=True)))
             continue
         r = _run_straight(ct, model, t0, max_outcomes, False)
         states |= set(r.states)
+        reach.append(getattr(r, "reachable", None))
         warnings += [w for w in r.warnings if w not in warnings]
         thin_air |= r.thin_air
         if not r.complete:
@@ -241,13 +261,13 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     def reachable():
         if test.exists is None:
             return None
-        if any(eval_cond(test.exists.cond, dict(st)) for st in states_l):
+        if any(eval_cond(test.exists.cond, dict(st)) for st in states_l) or True in reach:
             return True
-        return False if complete else None
+        return False if complete or (reach and all(v is False for v in reach)) else None
     limits.stage("judging")
     res = judge(test, model, keys, states_l, complete, reachable, t0, wanted)
     res.thin_air, res.why, res.warnings = thin_air, why, warnings
-    cf_verdicts(res, test, bound, cut, ub, complete, states_l)
+    cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed)
     return res
 
 
@@ -341,6 +361,7 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
     res = judge(test, model, keys, states, complete, lambda: reachable, t0, wanted)
     res.thin_air = thin_air
     res.cf_ub = cf_ub
+    res.reachable = reachable       # the exists query, decided even when thin_air (docs §3)
     res.listed = listed
     left = limits.left()
     if left is not None and left <= 0 and res.status == "unknown":
@@ -352,16 +373,92 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
     return res
 
 
+MAX_THIN_AIR_CYCLES = 4096
+
+
+def _reads_of_value(elab, thread: str, op, seen=None) -> set:
+    """The read events whose values an operand is computed from (through computations and
+    phis: docs 15.4), i.e. what it depends on through data."""
+    if not hasattr(op, "name"):
+        return set()
+    key = (thread, op.name)
+    if key in elab.regs:
+        return {elab.regs[key]}
+    ins = elab.comp.get(key)
+    seen = set() if seen is None else seen
+    if ins is None or key in seen:
+        return set()
+    seen.add(key)
+    out: set = set()
+    for o in ins.ops:
+        out |= _reads_of_value(elab, thread, o, seen)
+    return out
+
+
+def _value_cycles(x: Execution) -> list:
+    """docs R-no-thin-air: the conditions (conjunctions of reads-from) under which a read's
+    value depends on itself: a cycle of reads-from (W to R) and data dependencies (R to a
+    write whose value is computed from R's value; an RMW's write from its own read, except
+    xchg). None when there are too many cycles to list."""
+    el = x.elab
+    dep: dict = {}          # write event id -> reads its value depends on
+    for e in x.ev:
+        if not e.writes or e.is_init or e.instr is None:
+            continue
+        tname = el.thread_names[e.thread]
+        d = _reads_of_value(el, tname, e.instr.value) if e.kind != "dma_write" else set()
+        if e.kind == "rmw" and e.instr.op != "xchg":
+            d.add(e.id)
+        if d:
+            dep[e.id] = d
+    # read r2 -> read r: r reads-from a write whose value depends on r2
+    edges: dict = {}
+    for w, ds in dep.items():
+        for (wi, ri), v in x.rf_var.items():
+            if wi == w:
+                for r2 in ds:
+                    edges.setdefault(r2, {}).setdefault(ri, []).append(v)
+    cycles: list = []
+    nodes = sorted(edges)
+    for start in nodes:           # simple cycles whose smallest node is `start`
+        stack = [(start, [start], [])]
+        while stack:
+            n, path, conds = stack.pop()
+            for m, vs in edges.get(n, {}).items():
+                c = conds + [OR(*vs)]
+                if m == start:
+                    cycles.append(AND(*c))
+                    if len(cycles) > MAX_THIN_AIR_CYCLES:
+                        return None
+                elif m > start and m not in path:
+                    stack.append((m, path + [m], c))
+    return cycles
+
+
 THIN_AIR_PROBES = (0x5EED1234, 0x0BADF00D)
 
 
 def _thin_air(test: Test, x: Execution, s: z3.Solver, _unused=None) -> bool:
-    """Can a read return a value nothing in the test computes? Only possible when a register
-    flows into a write (load buffering through data dependencies, with no no-thin-air axiom
-    in the documents, docs R-no-thin-air); then the outcome set is unbounded and cannot be
-    enumerated. Probed with two arbitrary constants: both reachable means any value is."""
+    """docs R-no-thin-air: is there a (defined) execution in which a read's value depends on
+    itself through reads-from and data (a value out of thin air)? Such a value may be any
+    value the cycle maps to itself (every value, through an identity; only undef, through
+    `sub 1`), so the outcomes are not listed; `exists` is still decided. The reference engine
+    detects the same executions (a value that depends on itself: reference/engine.py)."""
     if not any(ins.uses() for t in test.threads for ins in t.code if ins.writes):
         return False
+    cycles = _value_cycles(x)
+    if cycles is None:     # too many to list: the probe (two arbitrary values both readable)
+        return _probe_thin_air(x, s)
+    if not cycles:
+        return False
+    s.push()
+    s.add(OR(*cycles) if len(cycles) > 1 else cycles[0])
+    r = _check(s)
+    s.pop()
+    return r == z3.sat
+
+
+def _probe_thin_air(x: Execution, s: z3.Solver) -> bool:
     reads = [e for e in x.ev if e.reads]
     for probe in THIN_AIR_PROBES:
         s.push()
@@ -373,5 +470,3 @@ def _thin_air(test: Test, x: Execution, s: z3.Solver, _unused=None) -> bool:
         if r != z3.sat:
             return False
     return True
-
-

@@ -575,3 +575,73 @@ def cflow_test(rng, name: str = "gen-cf") -> str:
     lines.append(f"unroll: {rng.choice([1, 2])}")
     lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
     return "\n".join(lines) + "\n"
+
+
+UNDEF_OPS = ["and", "or", "xor", "add", "sub", "mul", "shl", "lshr", "ashr"]
+UNDEF_CONSTS = [0, -1, 1, 8, 12, 255, 256, 31, 32, 3]
+ALL_PREDS = ["eq", "ne", "slt", "sgt", "sle", "sge", "ult", "ugt", "ule", "uge"]
+
+
+def cflow_undef_test(rng, name: str = "gen-undef") -> str:
+    """A random small test exercising undef arithmetic and undef loop conditions (issue 17
+    items 5 and 6, docs/semantics.md 15.4-15.5): a thread reads a location another thread
+    writes (at workgroup scope from another workgroup, or non-atomically: often undef), runs
+    a chain of binary operations with constants that keep or kill undef bits (and 0, or -1,
+    mul 0, carries, shifts by 32: poison), an icmp, sometimes a select on an undef condition,
+    and branches on it (an if, or a spin loop whose first test may be undef); values are
+    stored back to memory; unroll 1-2, bound fail or assume."""
+    lines = [f"name: {name}", "description: generated", "memory:",
+             "  x: {space: global, init: 0}", "  f: {space: global, init: 0}", "threads:"]
+    lines += ["  T0:", f"    workgroup: {rng.choice([0, 1])}", "    code: |"]
+    scope = rng.choice(["workgroup", "agent"])
+    t0 = [f"store atomic i32 {rng.choice([1, 5])}, ptr addrspace(1) @x syncscope(\"{scope}\") "
+          f"{rng.choice(['monotonic', 'release'])}"]
+    if rng.choice([True, False]):
+        t0.append(f"store atomic i32 1, ptr addrspace(1) @f syncscope(\"{scope}\") release")
+    lines += [f"      {ln}" for ln in t0]
+    lines += ["  T1:", "    workgroup: 1", "    code: |"]
+    code = ["entry:"]
+    sc = rng.choice(["workgroup", "workgroup", "agent"])
+    load = (f"load atomic i32, ptr addrspace(1) @x syncscope(\"{sc}\") monotonic"
+            if rng.random() < 0.8 else "load i32, ptr addrspace(1) @x")
+    code.append(f"%r = {load}")
+    regs = ["%r"]
+    for k in range(rng.choice([1, 2, 3])):
+        op = rng.choice(UNDEF_OPS)
+        a = rng.choice(regs)
+        b = rng.choice(UNDEF_CONSTS + ([rng.choice(regs)] if rng.random() < 0.2 else []))
+        if rng.random() < 0.3 and op not in ("shl", "lshr", "ashr"):
+            a, b = b, a
+        code.append(f"%v{k} = {op} i32 {a}, {b}")
+        regs.append(f"%v{k}")
+    c = rng.choice(regs[1:])
+    code.append(f"%c = icmp {rng.choice(ALL_PREDS)} i32 {c}, {rng.choice(UNDEF_CONSTS)}")
+    cond = "%c"
+    if rng.random() < 0.4:
+        arm = rng.choice([("7", "7"), ("1", "2"), (c, "0"), (c, c)])
+        code.append(f"%s = select i1 %c, i32 {arm[0]}, i32 {arm[1]}")
+        code.append(f"%d = icmp {rng.choice(ALL_PREDS)} i32 %s, {rng.choice([0, 1, 2, 7])}")
+        cond = "%d"
+    shape = rng.choice(["if", "if", "spin"])
+    if shape == "if":
+        code.append(f"br i1 {cond}, label %then, label %join")
+        code.append("then:")
+        code.append(f"store i32 {rng.choice(regs)}, ptr addrspace(1) @f")
+        code.append("br label %join")
+        code.append("join:")
+        code.append(f"%p = phi i32 [ 1, %then ], [ 0, %entry ]")
+    else:
+        code.append("br label %spin")
+        code.append("spin:")
+        code.append(f"%g = load atomic i32, ptr addrspace(1) @f syncscope(\"{sc}\") acquire")
+        code.append(f"%w = {rng.choice(['and', 'or', 'add', 'mul'])} i32 %g, "
+                    f"{rng.choice([0, -1, 1, 256])}")
+        code.append(f"%e = icmp {rng.choice(['eq', 'ne', 'ult', 'uge'])} i32 %w, "
+                    f"{rng.choice([0, 1, -1])}")
+        code.append("br i1 %e, label %spin, label %out")
+        code.append("out:")
+    code.append(f"store i32 {rng.choice(regs)}, ptr addrspace(1) @x")
+    lines += [f"      {ln}" for ln in code]
+    lines.append(f"unroll: {rng.choice([1, 2])}")
+    lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
+    return "\n".join(lines) + "\n"

@@ -109,10 +109,15 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
     states: set = set()
     complete, thin_air, why = True, False, ""
     cut = ub = None
+    assumed = False
     warnings: list = []
     for ct, cutlist in gen:
         if cutlist:
-            if test.bound == "assume" or cut is not None or not complete:
+            # section 15.2 / 15.5: a cut combination reaches the bound (is assumed away, under
+            # `bound: assume`) only with an execution defined up to the cut; an execution
+            # that branches on undef before the cut is undefined behaviour
+            judge_cut = cut is None and not assumed
+            if (not judge_cut and ub is not None) or not complete:
                 continue
             probe = replace(ct, threads=[replace(t, out_regs=[]) for t in ct.threads],
                             exists=None, outcomes=None)
@@ -121,8 +126,12 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
             except ReferenceTooBig as e:
                 complete, why = False, f"the reference engine stopped: {e}"
                 continue
-            if out or u:
-                cut = cutlist[0]
+            if out and judge_cut:
+                if test.bound == "assume":
+                    assumed = True
+                else:
+                    cut = cutlist[0]
+            ub = ub or u
             continue
         elab = elaborate(ct, model)
         warnings += [w for w in elab.warnings if w not in warnings]
@@ -147,5 +156,5 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
         return False if complete else None
     res = judge(test, model, keys, states_l, complete, exists_query, t0, wanted)
     res.why, res.thin_air, res.warnings = why, thin_air, warnings
-    cf_verdicts(res, test, bound, cut, ub, complete, states_l)
+    cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed)
     return res

@@ -349,6 +349,11 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
             if chk != "ok":        # section 15.5: a consistent execution branching on undef
                 self.ub = self.ub or chk[1:]
                 return
+        for r, v in rval.items():      # docs R-no-thin-air: a value that depends on itself
+            if v is UNKNOWN:
+                raise ReferenceUnbounded(
+                    f"the read at line {self.ev[r].instr.line}: a consistent execution whose "
+                    "value depends on itself through reads-from (out of thin air)")
         state = []
         for k in self.keys:
             if k.startswith("@"):

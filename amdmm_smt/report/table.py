@@ -73,11 +73,12 @@ def verdict_text(r: Result) -> str:
                 s += f"\n  allowed but not expected: {format_state(st)}"
             parts.append(s)
     if getattr(r, "thin_air", False) and r.why:
-        parts.append(f"outcomes unbounded: {r.why}")
+        parts.append(f"outcomes not listed: {r.why}")
     elif getattr(r, "thin_air", False):
-        parts.append("outcomes unbounded: a read can return a value out of thin air (load "
-                     "buffering through data dependencies; the model has no no-thin-air "
-                     "axiom); exists conditions are still decided exactly")
+        parts.append("outcomes not listed: a read's value can depend on itself through "
+                     "reads-from and data dependencies (out of thin air: docs R-no-thin-air; "
+                     "the model has no no-thin-air axiom); exists conditions are still "
+                     "decided exactly")
     elif getattr(r, "limit", None):
         parts.append(f"stopped: {r.limit}")
     elif not r.complete:
