@@ -394,11 +394,11 @@ def models():
     for m in ms:
         console.print(f"{m.name}: {m.description}", markup=False, soft_wrap=True)
         console.print(f"    options: {m.describe_options()}", markup=False, soft_wrap=True)
-    from .model import CHOICES
-    console.print("option values (default first; a model file's `options:` sets them, "
+    from .model import option_table
+    console.print("\nOptions a model file may set (`options:`; the default first; "
                   "docs/semantics.md section 8):", markup=False, soft_wrap=True)
-    for k in sorted(CHOICES):
-        console.print(f"    {k}: {' | '.join(CHOICES[k])}", markup=False, soft_wrap=True)
+    for name, values in option_table():
+        console.print(f"    {name}: {' | '.join(values)}", markup=False, soft_wrap=True)
 
 
 @main.command("import-herd")

@@ -95,7 +95,8 @@ class Options:
     async_done_edges: str = "every"
     # docs/semantics.md R-lds-scope: which operations the S002 rule "a scope wider than
     # work-group ... is treated as work-group" narrows: "instruction" (an instruction that
-    # accesses LDS, for every question) or "data" (any operation, for questions about LDS).
+    # accesses LDS, for every question), "data" (any operation, for questions about LDS), or
+    # "avvis" (any operation's availability / visibility of LDS data; never synchronization).
     lds_scope: str = "instruction"
     # Default target when a test names none.
     default_target: str = "gfx1250"
@@ -111,8 +112,24 @@ CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")
            "barrier_hb": ("executes", "none"), "leave_unjoined": ("undefined", "noop"),
            "signal_var_count": ("model", "table"),
            "async_model": ("seed-004", "upstream-stages"),
-           "lds_scope": ("instruction", "data"),
+           "lds_scope": ("instruction", "data", "avvis"),
            "async_done_edges": ("first", "every")}
+
+
+def option_table() -> list[tuple[str, list[str]]]:
+    """Every option with its values, the default first (`amdmm-smt models`)."""
+    d = Options()
+    out = []
+    for f in fields(Options):
+        v = getattr(d, f.name)
+        if isinstance(v, bool):
+            vals = ["true", "false"] if v else ["false", "true"]
+        elif f.name in CHOICES:
+            vals = [v] + [c for c in CHOICES[f.name] if c != v]
+        else:
+            vals = [str(v), "(a target name)"] if f.name == "default_target" else [str(v)]
+        out.append((f.name, vals))
+    return out
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,15 @@ def test_without_expectation_prints_outcomes(write):
 def test_models_command():
     code, out = run("models")
     assert code == 0 and "seed" in out
+    # every option, with its values, the default first
+    from dataclasses import fields
+    from amdmm_smt.model import CHOICES, Options
+    for f in fields(Options):
+        assert f"    {f.name}: " in out, f.name
+    for name, values in CHOICES.items():
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"    {name}: "))
+        assert set(line.split(": ", 1)[1].split(" | ")) == set(values), line
+        assert line.split(": ", 1)[1].startswith(str(getattr(Options(), name))), line
 
 
 def test_solver_giving_up_is_unknown_exit_1(write, monkeypatch):

@@ -399,3 +399,24 @@ def test_engines_agree_on_generated_undef_control_flow():
           f"undef, {defined_undef} with a defined execution holding an undef register, "
           f"{bound} with a bound verdict), {big} too big for or refused by the reference")
     assert compared >= UNDEF_N // 2
+
+
+@settings(max_examples=_N or 80, deadline=None, derandomize=not _N,
+          suppress_health_check=list(HealthCheck))
+@given(litmus(tags=True, lds=True), st.sampled_from(["seed", "upstream-2026"]))
+def test_engines_agree_under_lds_scope_avvis(g, model_name):
+    """Option lds_scope: avvis (docs R-lds-scope): the Z3 engine narrows availability /
+    visibility through Elab.av_scope_in, the reference engine through its own cap(); on
+    generated tests with LDS locations and tags they agree."""
+    from dataclasses import replace as _replace
+    base = get_model(model_name)
+    model = _replace(base, name=model_name + "+avvis",
+                     options=_replace(base.options, lds_scope="avvis"))
+    t = parse_text(render(g), "gen.yaml")
+    try:
+        ref = reference_outcomes(elaborate(t, model), limit=200_000)
+    except ReferenceTooBig:
+        assume(False)
+    r = run_test(t, model, timeout=120)
+    assert r.complete
+    assert set(r.states) == ref, f"model {model.name}\n{render(g)}"

@@ -235,3 +235,34 @@ def test_async_done_edges_option(tmp_path):
             want = {(("T0:%r0", None), ("T0:%r1", r1))}
             assert set(run_test(t, model).states) == want, (value, extra)
             assert set(reference_outcomes(elaborate(t, model))) == want, (value, extra)
+
+
+def test_lds_scope_avvis_option(tmp_path):
+    """docs R-lds-scope, third reading (issue 17, review class 2): S002's LDS sentence read
+    plainly narrows the availability / visibility scope of any operation for LDS data, and
+    leaves the inclusion of synchronization alone. Derived by hand from the two pinning tests'
+    descriptions: the agent release on LDS f is not narrowed for global data, so it makes x
+    available at agent and T1 sees 1 once it reads g == 1 (as under `data`); the chain through
+    workgroup 1 on global flags synchronizes at agent (inclusion is not narrowed), so T0's LDS
+    store happens-before T2's load and is available / visible in workgroup 0 (as under
+    `instruction`). Both engines."""
+    import os
+    from amdmm_smt.frontend.litmus import parse_file
+    from amdmm_smt.solve import run_test
+    from amdmm_smt.elaborate.events import elaborate
+    from amdmm_smt.reference import reference_outcomes
+    m = tmp_path / "m.yaml"
+    m.write_text("name: lds-avvis\noptions:\n  lds_scope: avvis\n")
+    model = load_model_file(str(m))
+    d = os.path.join(os.path.dirname(__file__), "..", "litmus", "mmra")
+    strong = parse_file(os.path.join(d, "lds-release-agent-is-workgroup-for-global.yaml"))
+    weak = parse_file(os.path.join(d, "lds-rel-acq-chain-through-other-wg.yaml"))
+    s1 = set(run_test(strong, model).states)
+    assert s1 == {(("T1:%r0", 0), ("T1:%r1", None)), (("T1:%r0", 1), ("T1:%r1", 1))}
+    s2 = set(run_test(weak, model).states)
+    assert s2 == {(("T1:%a", 0), ("T2:%b", 0), ("T2:%r", None)),
+                  (("T1:%a", 0), ("T2:%b", 1), ("T2:%r", None)),
+                  (("T1:%a", 1), ("T2:%b", 0), ("T2:%r", None)),
+                  (("T1:%a", 1), ("T2:%b", 1), ("T2:%r", 1))}
+    for t, s in ((strong, s1), (weak, s2)):
+        assert set(reference_outcomes(elaborate(t, model))) == s

@@ -121,14 +121,26 @@ class Elab:
         docs/semantics.md R-lds-scope: by default (`lds_scope: instruction`) an instruction
         that accesses LDS is a workgroup-scope operation as a whole, whatever data the
         question is about (`space` is then ignored); `lds_scope: data` narrows any
-        operation's scope only for questions about LDS data (the earlier reading)."""
+        operation's scope only for questions about LDS data (the earlier reading);
+        `lds_scope: avvis` narrows only availability / visibility (av_scope_in), never the
+        inclusion of synchronization (S002 "memory synchronization scope" read plainly)."""
         if e.is_init or e.scope <= WORKGROUP:
             return e.scope
-        if self.model.options.lds_scope == "instruction":
+        lds = self.model.options.lds_scope
+        if lds == "instruction":
             narrowed = e.loc is not None and self.space_of(e.loc) == "local"
         else:
-            narrowed = space == "local"
+            narrowed = space == "local" and lds == "data"
         return WORKGROUP if narrowed else e.scope
+
+    def av_scope_in(self, e: Event, space: Optional[str]) -> int:
+        """The scope at which e makes data of `space` available / visible (S000 clauses; S002
+        LDS rule, docs R-lds-scope): scope_in, except under `lds_scope: avvis`, where any
+        operation's availability / visibility scope for LDS data is at most workgroup."""
+        if self.model.options.lds_scope == "avvis" and not e.is_init and e.scope > WORKGROUP \
+                and space == "local":
+            return WORKGROUP
+        return self.scope_in(e, space)
 
     def space_of(self, loc: Optional[str]) -> Optional[str]:
         return None if loc is None else self.test.memory[loc].space

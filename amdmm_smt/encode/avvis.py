@@ -31,7 +31,7 @@ def av_scope(x: Execution, e: Event) -> Optional[int]:
     if o.lds_av_workgroup and local:
         return WORKGROUP   # UP 2.1(2): "independent of the syncscope of an atomic access"
     if store_available(e) or load_visible(e):
-        return x.elab.scope_in(e, x.elab.space_of(e.loc))
+        return x.elab.av_scope_in(e, x.elab.space_of(e.loc))
     if o.volatile_av and e.volatile:
         return WORKGROUP if local else SYSTEM
     return None
@@ -85,16 +85,16 @@ class AvVis:
             if e.id == w.id or e.is_init or make_available(
                     x, e, av_none_too=x.ctx.explaining) is False:
                 continue
-            if el.po(w, e) or el.contains(e, el.scope_in(e, sp), w):
+            if el.po(w, e) or el.contains(e, el.av_scope_in(e, sp), w):
                 cands[e.id] = (x.ctx.fresh_bool(f"avail_{w.label}_{e.label}"),
-                               el.scope_in(e, sp))
+                               el.av_scope_in(e, sp))
         for xid, (var, sx) in cands.items():
             if xid == w.id:
                 continue
             e = x.ev[xid]
             base = AND(make_available(x, e), x.writes(w), x.po_hb(w, e, sp))          # (2)
             chain: B = False
-            if el.contains(e, el.scope_in(e, sp), w):                                 # (3)
+            if el.contains(e, el.av_scope_in(e, sp), w):                                 # (3)
                 chain = AND(make_available(x, e), OR(
                     AND(zv, x.hb(x.ev[zid], e, sp), el.contains(x.ev[zid], sz, e))
                     for zid, (zv, sz) in cands.items() if zid != xid))
@@ -125,7 +125,7 @@ class AvVis:
             if lv:
                 scopes.append(av_scope(x, y))
             if mv is not False or not lv:
-                scopes.append(el.scope_in(y, sp))
+                scopes.append(el.av_scope_in(y, sp))
             sy = max(scopes)        # docs: an operation with both roles acts at the wider one
             role = True if lv else mv
             levels = [x.ctx.fresh_bool(f"vis_{w.label}_{y.label}_{lv_}") for lv_ in range(sy + 1)]

@@ -32,7 +32,9 @@ class AvVis:
     def cap(self, level: int, loc: str, x: int) -> int:
         """scope_in(x, AS) for event x (scope `level`) and the address space of `loc` (section 6,
         R-lds-scope): a scope above workgroup counts as workgroup when x itself accesses an LDS
-        location (`lds_scope: instruction`), or, with `lds_scope: data`, when `loc` is LDS."""
+        location (`lds_scope: instruction`), or, with `lds_scope: data` or `avvis`, when `loc`
+        is LDS (this is only ever asked about availability and visibility; under `avvis` the
+        inclusion of synchronization is not narrowed at all)."""
         if level <= WORKGROUP or self.ev[x].is_init:
             return level
         if self.opts.lds_scope == "instruction":
