@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 
 from ..errors import LitmusError, Unsupported, show
+from .functions import inline, parse_functions, split_commas, strip_comment
 from .yaml_lines import Node, load_yaml
 from . import async_intrinsics as asyncops
 from .async_intrinsics import is_async_intrinsic
@@ -20,7 +21,8 @@ from ..ir import (ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, BoolOp, Cmp, Condition, 
                   Location, LocTerm, Not, Reg, RegTerm, Test, Thread)
 
 TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
-            "exists", "expect", "outcomes", "silence", "undefined", "unroll", "bound"}
+            "functions", "exists", "expect", "outcomes", "silence", "undefined", "unroll",
+            "bound"}
 THREAD_KEYS = {"agent", "cluster", "workgroup", "wavefront", "code"}
 LOC_KEYS = {"space", "init"}
 MAX_THREADS = 64
@@ -82,17 +84,6 @@ STORE_ORDERS = {"unordered", "monotonic", "release", "seq_cst"}
 RMW_ORDERS = {"monotonic", "acquire", "release", "acq_rel", "seq_cst"}
 FAIL_ORDERS = {"monotonic", "acquire", "seq_cst"}
 FENCE_ORDERS = {"acquire", "release", "acq_rel", "seq_cst"}
-
-
-def strip_comment(line: str) -> str:
-    """Remove a `;` comment, ignoring `;` inside a quoted string."""
-    in_str = False
-    for i, ch in enumerate(line):
-        if ch == '"':
-            in_str = not in_str
-        elif ch == ";" and not in_str:
-            return line[:i]
-    return line
 
 
 class _Ctx:
@@ -206,7 +197,7 @@ def parse_md_node(text: str, ctx: _Ctx, line: int) -> tuple:
     if not body:
         return ()
     items = []
-    for part in _split_commas(body):
+    for part in split_commas(body):
         part = part.strip()
         sm = re.fullmatch(r'!"([^"]*)"', part)
         if sm:
@@ -216,20 +207,6 @@ def parse_md_node(text: str, ctx: _Ctx, line: int) -> tuple:
         else:
             raise ctx.err(f"malformed metadata operand '{part}' in '{text}'", line)
     return tuple(items)
-
-
-def _split_commas(s: str) -> list[str]:
-    out, cur, in_str = [], "", False
-    for ch in s:
-        if ch == '"':
-            in_str = not in_str
-        if ch == "," and not in_str:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
 
 
 def _scope_md(arg: str, ctx: _Ctx, line: int) -> tuple[str, bool]:
@@ -446,7 +423,7 @@ def _atomic_attrs(ins: Instr, m: re.Match, allowed: set, what: str, ctx: _Ctx, l
 
 def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr:
     name, ty, reg = m.group("name"), m.group("ty"), m.group("reg")
-    args = [a for a in _split_commas(m.group("args"))] if m.group("args").strip() else []
+    args = [a for a in split_commas(m.group("args"))] if m.group("args").strip() else []
     if name in AV_STORE:
         if reg or ty != "void" or len(args) != 3:
             raise ctx.err(f"expected `call void @{name}(ptr addrspace(1) @x, i32 V, "
@@ -796,6 +773,13 @@ def _parse_text(text: str, file: str) -> Test:
 
     ctx = _Ctx(file, memory, metadata)
 
+    # functions (docs/semantics.md 15.8): inlined into the code that calls them
+    funcs: dict = {}
+    if "functions" in top:
+        fnode = top["functions"][1]
+        funcs = parse_functions(_want(fnode, str, "functions", file), fnode.line, fnode.literal,
+                                file)
+
     # threads
     th_node = top["threads"][1]
     tmap = _want(th_node, dict, "threads", file)
@@ -823,12 +807,19 @@ def _parse_text(text: str, file: str) -> Test:
         code: list[Instr] = []
         defined: dict[str, int] = {}
         flow = False
-        for off, raw in enumerate(ctext.splitlines()):
-            # only a literal block (|) keeps the file's lines; other scalars are one place
-            line = cnode.line + 1 + off if cnode.literal else cnode.line
+        # only a literal block (|) keeps the file's lines; other scalars are one place
+        lines = [(cnode.line + 1 + off if cnode.literal else cnode.line, raw)
+                 for off, raw in enumerate(ctext.splitlines())]
+        expanded, hidden = inline(lines, funcs, file, tname)
+        for line, raw, note in expanded:
             if not strip_comment(raw).strip():
                 continue
-            ins = parse_instr(raw, ctx, line)
+            try:
+                ins = parse_instr(raw, ctx, line)
+            except LitmusError as e:
+                if note is None:
+                    raise
+                raise type(e)(f"{e.message} ({note})", file, e.line) from None
             if ins.kind in CF_KINDS:
                 flow = True
             for used in ins.uses() if not flow else ():
@@ -851,6 +842,10 @@ def _parse_text(text: str, file: str) -> Test:
                               knode.line, {k: spec[k][0].line for k in place}))
         if any(i.kind in CF_KINDS for i in code):
             analyse(threads[-1], file)      # docs/semantics.md section 15.1
+        if hidden:                          # 15.8: a callee's own registers are not shown
+            t = threads[-1]
+            shown = t.out_regs if t.out_regs is not None else [i.reg for i in code if i.reg]
+            t.out_regs = [r for r in shown if r not in hidden]
 
     _check_lds(threads, memory, file)
     if any(i.kind in CF_KINDS for t in threads for i in t.code):

@@ -1,0 +1,151 @@
+"""Function calls, inlined (issue 18 item 3; docs/semantics.md 15.8, R-call-inline)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from amdmm_smt.elaborate.events import elaborate
+from amdmm_smt.errors import LitmusError
+from amdmm_smt.frontend.litmus import parse_file, parse_text
+from amdmm_smt.model import get_model
+from amdmm_smt.reference import run_reference
+from amdmm_smt.solve import run_test
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIT = os.path.join(ROOT, "litmus")
+
+
+def both(t, model="seed"):
+    m = get_model(model)
+    a, b = run_test(t, m), run_reference(t, m)
+    assert set(a.states) == set(b.states)
+    return set(a.states)
+
+
+def test_the_call_form_of_s004s_example_is_the_hand_inlined_test():
+    call = parse_file(os.path.join(LIT, "calls", "async-ordinary-call.yaml"))
+    hand = parse_file(os.path.join(LIT, "async", "async-inlined-call.yaml"))
+    for m in ("seed", "upstream-2026"):
+        assert both(call, m) == both(hand, m)
+
+
+def test_inlined_code_is_the_written_out_code():
+    t = parse_file(os.path.join(LIT, "calls", "MP+calls.agent.diff-wg.yaml"))
+    p0, p1 = t.threads
+    assert [i.text for i in p0.code] == [
+        "store i32 1, ptr addrspace(1) @x",
+        'store atomic i32 1, ptr addrspace(1) @y syncscope("agent") release']
+    assert p1.code[0].reg == "f" and p1.code[0].loc == "y"    # the callee's %got is P1's %f
+    assert [i.reg for i in p1.code if i.reg] == ["f", "r"]
+
+
+MP_TWO_CALLS = """
+name: two-calls
+functions: |
+  define i32 @spin(ptr addrspace(1) %p, i32 %want) {
+  entry:
+    br label %top
+  top:
+    %v = load atomic i32, ptr addrspace(1) %p syncscope("agent") acquire
+    %c = icmp ne i32 %v, %want
+    br i1 %c, label %top, label %out
+  out:
+    ret i32 %v
+  }
+unroll: 2
+bound: assume
+memory:
+  x: {space: global}
+  y: {space: global}
+threads:
+  P0:
+    workgroup: 0
+    code: |
+      store atomic i32 1, ptr addrspace(1) @x syncscope("agent") release
+      store atomic i32 1, ptr addrspace(1) @y syncscope("agent") release
+  P1:
+    workgroup: 1
+    code: |
+      %a = call i32 @spin(ptr addrspace(1) @x, i32 1)
+      %b = call i32 @spin(ptr addrspace(1) @y, i32 1)
+"""
+
+
+def test_two_calls_of_a_looping_function_get_their_own_blocks():
+    t = parse_text(MP_TWO_CALLS, "two.yaml")
+    labels = [i.targets[0] for i in t.threads[1].code if i.kind == "label"]
+    assert labels == ["entry.spin.1", "top.spin.1", "out.spin.1", "ret.spin.1",
+                      "entry.spin.2", "top.spin.2", "out.spin.2", "ret.spin.2"]
+    # bound: assume keeps the executions in which both spins end: each read 1
+    assert both(t) == {(("P1:%a", 1), ("P1:%b", 1))}
+
+
+def test_nested_calls_and_register_arguments():
+    text = """
+name: nested
+functions: |
+  define void @put(ptr addrspace(1) %p, i32 %v) {
+    store i32 %v, ptr addrspace(1) %p
+    ret void
+  }
+  define i32 @copy(ptr addrspace(1) %from, ptr addrspace(1) %to) {
+    %t = load i32, ptr addrspace(1) %from
+    call void @put(ptr addrspace(1) %to, i32 %t)
+    ret i32 %t
+  }
+memory:
+  a: {space: global, init: 5}
+  b: {space: global}
+threads:
+  T0:
+    code: |
+      %r = call i32 @copy(ptr addrspace(1) @a, ptr addrspace(1) @b)
+      %s = load i32, ptr addrspace(1) @b
+"""
+    t = parse_text(text, "nested.yaml")
+    assert both(t) == {(("T0:%r", 5), ("T0:%s", 5))}
+
+
+def test_a_constant_result_is_copied():
+    text = """
+name: const-ret
+functions: |
+  define i32 @seven() {
+    ret i32 7
+  }
+memory:
+  a: {space: global}
+threads:
+  T0:
+    code: |
+      %r = call i32 @seven()
+      store i32 %r, ptr addrspace(1) @a
+exists: "@a == 7"
+expect: allowed
+"""
+    t = parse_text(text, "c.yaml")
+    assert both(t) == {(("T0:%r", 7), ("@a", 7))}
+
+
+@pytest.mark.parametrize("body,needle", [
+    ("define void @f() {\n    ret i32 1\n  }", "returns void: `ret i32 1` does not"),
+    ("define void @f() {\n    ret void\n  }\n  define void @f() {\n    ret void\n  }",
+     "defined twice"),
+    ("define void @llvm.amdgcn.s.barrier() {\n    ret void\n  }", "cannot define an intrinsic"),
+    ("define void @f(float %x) {\n    ret void\n  }", "expected `ptr addrspace(N) %name`"),
+])
+def test_bad_definitions_are_errors_with_the_line(body, needle):
+    text = ("name: bad\nfunctions: |\n  " + body + "\nmemory:\n  x: {space: global}\n"
+            "threads:\n  T0:\n    code: |\n      call void @f()\n")
+    with pytest.raises(LitmusError) as e:
+        parse_text(text, "bad.yaml")
+    assert needle in e.value.message and e.value.line is not None
+
+
+def test_the_elaboration_sees_no_call():
+    t = parse_file(os.path.join(LIT, "calls", "async-ordinary-call.yaml"))
+    el = elaborate(t, get_model("seed"))
+    assert not any("@bar" in (i.text or "") for th in t.threads for i in th.code)
+    assert sum(1 for e in el.events if e.kind == "dma") >= 4
