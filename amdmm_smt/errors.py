@@ -114,5 +114,8 @@ ELAB_WARNINGS = {
     "cluster-without-clusters":
         "a cluster number on a target without workgroup clusters: the cluster is the whole "
         "agent (docs/semantics.md R-cluster-placement)",
+    "duplicate-name":
+        "two files hold tests of the same name: both run, each shown as PATH::NAME (names are "
+        "unique per file, not per corpus)",
 }
 ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}
