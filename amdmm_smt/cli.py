@@ -122,6 +122,9 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
               help="Model version: a name from `amdmm-smt models` or a model file. Overrides a "
                    "test's own `model:`.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per test on stdout.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "herd"]), default=None,
+              help="table (default), json (as --json) or herd: herd7's result block per test "
+                   "(docs/herd-import.md).")
 @click.option("--junit", "junit_path", default=None, type=click.Path(dir_okay=False),
               help="Also write a JUnit XML report to this file.")
 @_timeout
@@ -145,16 +148,24 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
               help="Run the tests on a Dask distributed cluster: a scheduler address "
                    "(tcp://host:8786) or `local` for a LocalCluster on this machine. "
                    "Needs the `cluster` extra. Output is the same as a local run.")
+@click.option("--undefined", "undefined_policy", type=click.Choice(["ok", "fail"]), default="ok",
+              show_default=True,
+              help="A test without a claim (exists: and no expect:, e.g. an imported .litmus) "
+                   "whose executions are undefined: report it (ok) or fail it (fail).")
 @click.option("--unroll", default=None, type=click.IntRange(min=1, max=64),
               help="Loop bound for tests with control flow that give no `unroll:` (each block "
                    "runs at most this many times per execution; default 2).")
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
-           quiet, max_outcomes, decide_only, dask_address, unroll):
+           quiet, max_outcomes, decide_only, dask_address, unroll, undefined_policy, fmt):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     from .model import get_model
     from .report.table import error_record, print_json, print_table, result_record, summary
     from .run.collect import collect, lint_tests
     from .run.corpus import progress_printer, run_files
+    if fmt == "json":
+        as_json = True
+    elif fmt is not None and as_json:
+        _fail2(f"--json and --format {fmt} contradict each other")
     console = Console(highlight=False, emoji=False)
     err = Console(stderr=True, highlight=False, emoji=False)
     try:
@@ -163,7 +174,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
         _fail2(str(e))
     _writable("--junit", junit_path)
     files, _ = collect(paths)
-    bar, tick = progress_printer(len(files), quiet=as_json or quiet)
+    bar, tick = progress_printer(len(files), quiet=as_json or quiet or fmt == "herd")
     if bar:
         bar.start()
     try:
@@ -175,11 +186,20 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
         if bar:
             bar.stop()
     results = [r for _, r, e in runs if r is not None]
+    if undefined_policy == "fail":      # issue 19 item 2: undefined behaviour a test reported
+        for r in results:
+            for v in r.verdicts:
+                if v.kind == "undefined" and v.expected == "reported":
+                    v.status, v.detail = "fail", v.detail.replace(
+                        "reported; --undefined fail fails it", "--undefined fail")
     errors = sorted(load_errors + [(t.file, e) for t, _, e in runs if e])
     warns = lint_tests([r.test for r in results], model_name)   # never change a verdict
     for r in results:       # one channel: the lint warnings join the result's own warnings
         r.warnings = list(r.warnings or []) + warns.get(r.test.file, [])
-    if as_json:
+    if fmt == "herd":
+        from .report.herd import to_herd
+        sys.stdout.write(to_herd(results, timing=not no_timing))
+    elif as_json:
         records = [result_record(r, timing=not no_timing) for r in results]
         records += [error_record(f, m) for f, m in errors]
         print_json(records, sys.stdout)

@@ -117,5 +117,8 @@ ELAB_WARNINGS = {
     "bound-assumed-all":
         "`bound: assume` assumed every execution away (each runs past the unroll bound): no "
         "execution is left to judge the expectations on (docs/semantics.md 15.2)",
+    "duplicate-name":
+        "two files hold tests of the same name: both run, each shown as PATH::NAME (names are "
+        "unique per file, not per corpus)",
 }
 ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}

@@ -226,6 +226,15 @@ def ub_verdict(res: Result, where: str, every: bool) -> None:
     undef): in every execution it passes only `expect: undefined`; in some executions it passes
     only a test that declares `undefined: some`; `where` names the rule and the operation."""
     test = res.test
+    if test.expect is None and test.outcomes is None and getattr(test, "undefined", None) is None:
+        # a test without a claim (an imported herd test: `exists` and no `expect`) gets undefined
+        # behaviour as part of its answer, as herd users expect a result (issue 19 item 2);
+        # `verify --undefined fail` makes it a failure
+        res.verdicts.append(Verdict("undefined", "reported", "pass",
+                                    f"undefined behaviour in {'every' if every else 'some'} "
+                                    f"execution{'' if every else 's'}: {where} (no claim: "
+                                    "reported; --undefined fail fails it)"))
+        return
     if every:
         if test.expect == "undefined":
             for v in res.verdicts:

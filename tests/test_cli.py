@@ -68,12 +68,24 @@ def test_malformed_file_exit_2_one_line(write):
                      f"@x' ('stor' is not a supported instruction)"]
 
 
-def test_duplicate_names_exit_2(write):
+def test_duplicate_names_both_run_qualified_by_path(write, tmp_path):
+    """Issue 19 item 1: peer corpora reuse names across files; every file runs, each test
+    shown as PATH::NAME in the table, JSON, JUnit and diff, with a warning."""
+    import json
     a = write(MP.format(name="same", expect="forbidden"), "a.yaml")
     b = write(MP.format(name="same", expect="forbidden"), "b.yaml")
     code, out = run("verify", a, b)
-    assert code == 2
-    assert "duplicate test name 'same'" in out
+    assert code == 0, out
+    assert "2 tests: 2 passed" in out
+    assert f"warning[duplicate-name]: test name 'same' is also the name of the test in {b}" in out
+    code, out = run("verify", "--json", "--no-timing", a, b)
+    names = [json.loads(ln)["name"] for ln in out.splitlines() if ln.startswith("{")]
+    assert names == [f"{a}::same", f"{b}::same"]
+    j = tmp_path / "j.xml"
+    code, out = run("verify", "--junit", str(j), a, b)
+    assert f'name="{a}::same"' in j.read_text() and f'name="{b}::same"' in j.read_text()
+    code, out = run("diff", "--from", "seed", "--to", "upstream-2026", "--no-explain", a, b)
+    assert code in (0, 1) and f"{a}::same" in out and f"{b}::same" in out, out
 
 
 def test_unsupported_is_exit_2_not_a_silent_answer(write, monkeypatch):

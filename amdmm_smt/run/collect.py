@@ -1,4 +1,4 @@
-"""Running many tests: collect files, parse, reject duplicate names, run (optionally in
+"""Running many tests: collect files, parse, qualify duplicate names, run (optionally in
 parallel processes) and return results in input order, so output never depends on --jobs."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..errors import LitmusError
+from ..errors import LitmusError, Warn
 from ..ir import Test
 from ..model import Model, get_model
 from ..frontend.litmus import parse_file
@@ -127,24 +127,34 @@ def parse_one(f: str, data: Optional[bytes] = None) -> tuple[Optional[Test], Opt
         return None, f"{f}: internal error while parsing: {type(e).__name__}: {e}"
 
 
-def duplicate_error(t: Test, first_file: str) -> str:
-    return f"{t.file}:{t.line}: duplicate test name '{t.name}' (also in {first_file})"
+def qualify_duplicates(tests: list) -> None:
+    """A test's name is unique per file, not per corpus (issue 19 item 1: peer corpora reuse
+    names across files): tests that share a name all run, each shown as `PATH::NAME` (the
+    table, JSON, JUnit and diff), with a `duplicate-name` warning naming the other files."""
+    by: dict[str, list] = {}
+    for t in tests:
+        by.setdefault(t.name, []).append(t)
+    for name, ts in by.items():
+        if len(ts) < 2:
+            continue
+        for t in ts:
+            others = sorted({u.file for u in ts if u is not t})
+            t.name = f"{t.file}::{name}"
+            w = Warn("duplicate-name", f"test name '{name}' is also the name of the test in "
+                     f"{', '.join(others)}: shown as '{t.name}'", t.file, t.line)
+            t.warnings = list(getattr(t, "warnings", None) or []) + [w]
 
 
 def load(paths) -> Batch:
     files, errors = collect(paths)
     b = Batch(errors=errors)
-    names: dict[str, str] = {}
     for f in files:
         t, err = parse_one(f)
         if err:
             b.errors.append((f, err))
             continue
-        if t.name in names:
-            b.errors.append((f, duplicate_error(t, names[t.name])))
-            continue
-        names[t.name] = f
         b.tests.append(t)
+    qualify_duplicates(b.tests)
     return b
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..ir import Test
-from .collect import Run, collect, duplicate_error
+from .collect import Run, collect, qualify_duplicates
 from .pool import Task, run_tasks
 
 
@@ -60,7 +60,7 @@ def run_files(paths, model_name: Optional[str], timeout: float, jobs: int = 1,
               dask: Optional[str] = None,
               unroll: Optional[int] = None) -> tuple[list[Run], list[tuple[str, str]]]:
     """Collect the files under `paths`, parse and run each in a worker (parsing is spread
-    over the workers too), then reject duplicate names as `load` does: the same runs and
+    over the workers too), then qualify duplicate names as `load` does: the same runs and
     errors as `load` followed by `run_all`, in the same order."""
     files, errors = collect(paths)
     tasks = [Task(i, f, None, model_name, timeout, memory_mb, engine, decide_only,
@@ -75,16 +75,14 @@ def run_files(paths, model_name: Optional[str], timeout: float, jobs: int = 1,
     else:
         outs = run_tasks(tasks, jobs, done)
     runs: list[Run] = []
-    names: dict[str, str] = {}
     for f, (t, r, e) in zip(files, outs):
         if t is None:
             errors.append((f, e))
             continue
-        if t.name in names:
-            errors.append((f, duplicate_error(t, names[t.name])))
-            continue
-        names[t.name] = f
+        if r is not None and r.test is not t:
+            r.test = t
         runs.append((t, r, e))
+    qualify_duplicates([t for t, _, _ in runs])
     return runs, errors
 
 

@@ -41,6 +41,7 @@ class Imported:
     yaml: str
     linemap: dict          # YAML line -> .litmus line
     name: str
+    quantifier: Optional[str] = None    # exists | ~exists | forall (None: no condition)
 
 
 def convert_text(text: str, file: str) -> Imported:
@@ -166,7 +167,7 @@ def _convert(text: str, file: str) -> Imported:
         if prog.quantifier == "forall":
             cond = f"!({cond})"
         put(f"exists: {json.dumps(cond)}", prog.cond_line)
-    return Imported("\n".join(y) + "\n", lmap, prog.name)
+    return Imported("\n".join(y) + "\n", lmap, prog.name, prog.quantifier)
 
 
 def _description(prog: Program, file: str, notes: list, lowered: list) -> list[str]:
@@ -318,5 +319,8 @@ def import_text(text: str, file: str):
 
 
 def load_litmus(path: str):
-    """A .litmus file as an `ir.Test` (for `verify`)."""
-    return import_text(read_litmus(path), path)[1]
+    """A .litmus file as an `ir.Test` (for `verify`); `quantifier` keeps the file's own
+    (exists / ~exists / forall) for `verify --format herd`."""
+    imp, test = import_text(read_litmus(path), path)
+    test.quantifier = imp.quantifier
+    return test
