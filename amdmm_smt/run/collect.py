@@ -145,19 +145,6 @@ def qualify_duplicates(tests: list) -> None:
             t.warnings = list(getattr(t, "warnings", None) or []) + [w]
 
 
-def load(paths) -> Batch:
-    files, errors = collect(paths)
-    b = Batch(errors=errors)
-    for f in files:
-        t, err = parse_one(f)
-        if err:
-            b.errors.append((f, err))
-            continue
-        b.tests.append(t)
-    qualify_duplicates(b.tests)
-    return b
-
-
 def model_for(t: Test, forced: Optional[str]) -> Model:
     """--model wins; else the test's own `model:`; else the default."""
     if forced:

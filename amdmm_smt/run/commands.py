@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import limits
-from .collect import Batch, collect, duplicate_error, parse_one
+from .collect import Batch, collect, parse_one, qualify_duplicates
 from .pool import CallError, Stopped, run_calls, tell_test
 
 
@@ -75,7 +75,6 @@ def load_limited(paths, timeout: float, memory_mb: Optional[int], jobs: int = 1,
         outs = run_calls([(f, parse_call, (f,)) for f in files], timeout, memory_mb, jobs)
     b = Batch(errors=errors)
     warns: dict = {}
-    names: dict[str, str] = {}
     for f, (t, v, err) in zip(files, outs):
         if isinstance(v, Stopped):
             b.errors.append((f, stopped_message(f, None, v.reason)))
@@ -88,11 +87,8 @@ def load_limited(paths, timeout: float, memory_mb: Optional[int], jobs: int = 1,
             warns[t.file] = w
         else:
             t = v
-        if t.name in names:
-            b.errors.append((f, duplicate_error(t, names[t.name])))
-            continue
-        names[t.name] = f
         b.tests.append(t)
+    qualify_duplicates(b.tests)      # issue 19 item 1: names are unique per file
     return b, warns
 
 
