@@ -226,7 +226,8 @@ def ub_verdict(res: Result, where: str, every: bool) -> None:
     undef): in every execution it passes only `expect: undefined`; in some executions it passes
     only a test that declares `undefined: some`; `where` names the rule and the operation."""
     test = res.test
-    if test.expect is None and test.outcomes is None and getattr(test, "undefined", None) is None:
+    if test.exists is not None and test.expect is None and test.outcomes is None \
+            and getattr(test, "undefined", None) is None:
         # a test without a claim (an imported herd test: `exists` and no `expect`) gets undefined
         # behaviour as part of its answer, as herd users expect a result (issue 19 item 2);
         # `verify --undefined fail` makes it a failure
