@@ -89,12 +89,16 @@ def lint(test: Test, elab: Elab) -> list[Warn]:
                  "spaces it synchronizes")
     # read-always-undef
     reach = _may_hb(elab)
+    xb = _may_execute_before(elab)
     for r in ev:
         if not (r.reads and not r.atomic and r.kind == "load"):
             continue
         for w in ev:
+            # a write the read may execute before (docs 10.7 R-bar-hb-exec) may be one it
+            # cannot see: it does not make the read undef in every execution
             if (w.writes and w.loc == r.loc and w.thread != r.thread and w.kind != "cmpxchg"
-                    and (w.id, r.id) not in reach and (r.id, w.id) not in reach):
+                    and (w.id, r.id) not in reach and (r.id, w.id) not in reach
+                    and (r.id, w.id) not in xb):
                 warn("read-always-undef", r,
                      f"plain read {r.label} races with {w.label}: nothing can order them "
                      "(no release / acquire pair could synchronize), so it returns undef in "
@@ -114,6 +118,26 @@ def lint(test: Test, elab: Elab) -> list[Warn]:
     silenced = set(getattr(test, "silence", None) or ())
     out = [w for w in out if w.code not in silenced]
     return sorted(set(out), key=lambda w: (w.line, w.code, w.message))
+
+
+def _may_execute_before(el: Elab) -> set:
+    """Pairs (a, b) of different threads where a may execute before b through a barrier
+    (docs 10.7 R-bar-hb-exec: a before a barrier operation of its wave, b after one of its
+    own); over-approximated, so that a warning resting on its absence stays sound."""
+    info = getattr(el, "barrier", None)
+    if info is None or el.model.options.barrier_hb != "executes":
+        return set()
+    ev = [e for e in el.events if not e.is_init]
+    before, after = set(), set()
+    for op in info.ops:      # X po-before an arrive, a wait po-before Y (S002)
+        for t, p in op.tpos.items():
+            for e in ev:
+                if op.kind == "arrive" and e.thread == t and e.pos < p:
+                    before.add(e.id)
+                if op.kind == "wait" and e.thread == t and e.pos > p:
+                    after.add(e.id)
+    return {(a.id, b.id) for a in ev for b in ev if a.thread != b.thread
+            and a.id in before and b.id in after}
 
 
 def _pub_locs(el: Elab, a: Event) -> set:
@@ -140,20 +164,6 @@ def _may_hb(el: Elab) -> set:
     edges |= set(getattr(el, "async_hb", ()))      # async completion (S004; docs §11.5)
     bar_rel, bar_acq = _barrier_fences(el)          # barrier-arrive-release / -wait-acquire
     edges |= {(a, b) for a in bar_rel for b in bar_acq if a != b}   # (docs §10.5), any pair
-    info = getattr(el, "barrier", None)
-    if info is not None and el.model.options.barrier_hb == "executes":
-        # docs 10.7 R-bar-hb-exec: an event before a barrier operation may execute before
-        # an event after one in another thread (hb ∪ xb over-approximated)
-        before, after = set(), set()
-        for op in info.ops:
-            for t, p in op.tpos.items():
-                for e in ev:
-                    if e.thread == t and e.pos < p:
-                        before.add(e.id)
-                    if e.thread == t and e.pos > p:
-                        after.add(e.id)
-        edges |= {(a.id, b.id) for a in ev for b in ev if a.thread != b.thread
-                  and a.id in before and b.id in after}
     for a in ev:
         if not may_release(a):
             continue
