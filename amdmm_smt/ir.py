@@ -23,6 +23,9 @@ ORDERS = ("unordered", "monotonic", "acquire", "release", "acq_rel", "seq_cst")
 RMW_OPS = ("xchg", "add", "sub", "and", "or", "xor", "max", "min", "umax", "umin")
 
 SPACES = {"global": 1, "local": 3, "barrier": 3}
+# Declared spaces stored as global memory (docs/semantics.md 16): S002 "Private" and "Global
+# and Constant". The engines see `space: global`; Location.declared keeps the declared name.
+STORED_AS_GLOBAL = {"private": 5, "constant": 4}
 
 
 def is_release(order: Optional[str]) -> bool:
@@ -52,6 +55,7 @@ class Location:
     space: str                 # global | local | barrier
     init: Optional[int]        # None: no initial write (extension `init: undef`)
     line: int
+    declared: str = ""         # private | constant (stored as global, docs 16); "" otherwise
 
 
 @dataclass

@@ -135,6 +135,9 @@ TO_LDS = [  # (name, operands in S004 order dst-first?, immediates)
     ("llvm.amdgcn.global.load.async.to.lds.b32", False, ", i32 0, i32 0"),
     ("llvm.amdgcn.global.load.async.to.lds.b32", True, ""),
     ("llvm.amdgcn.cluster.load.async.to.lds.b32", False, ", i32 0, i32 0, i32 0"),
+    # synchronous LDS DMA (docs/semantics.md 16.1): a load and a store in program order
+    ("llvm.amdgcn.load.to.lds.p1", False, ", i32 4, i32 0, i32 0"),
+    ("llvm.amdgcn.global.load.lds", False, ", i32 4, i32 0, i32 0"),
 ]
 FROM_LDS = ("llvm.amdgcn.global.store.async.from.lds.b32", ", i32 0, i32 0")
 # gfx1250 masks: 0 (all stages), only(GLOBAL_LOAD) = 45, only(GLOBAL_STORE) = 39,

@@ -149,7 +149,7 @@ outcomes: []
     ("gfx1200", -2, "not accessible to the shader"),
     ("gfx1250", -4, "not accessible to the shader"),
     ("gfx1200", -3, "needs GFX12.5"),
-    ("gfx1250", 5, "refers to named barriers by pointer"),
+    ("gfx1250", 5, "refer to named barriers using pointers"),
     ("gfx1250", 17, "there is no barrier ID 17"),
 ])
 def test_barrier_ids_the_target_lacks_are_errors(target, bid, msg):

@@ -504,3 +504,42 @@ def test_one_warning_channel_and_silence_covers_elaboration_warnings(tmp_path):
     p.write_text(src.replace("memory:", "silence: [cluster-without-clusters]\nmemory:", 1))
     r = CliRunner().invoke(main, ["verify", str(p), "--json", "--no-timing"])
     assert r.exit_code == 0 and "warnings" not in json.loads(r.output)
+
+
+# ---- issue 18 item 5: events keep their iteration; reasons that are there -------------------
+
+def test_iterations_are_events_of_their_own():
+    """Two iterations of the spin loop's flag load are two events, named `P1:32#1`, `P1:32#2`
+    (the DOT source declares each node once and draws no program-order edge to itself)."""
+    ok, _, _ = _ex("cflow/MP+spin.agent.diff-wg.yaml", "P1:%f == 1 && P1:%r == 1")
+    ids = [e["id"] for e in ok.witness["events"]]
+    assert len(ids) == len(set(ids))
+    loads = [i for i in ids if i.startswith("P1:32")]
+    assert loads == [f"P1:32#{k}" for k in range(1, len(loads) + 1)] and len(loads) >= 2
+    dot = to_dot(ok.witness)
+    nodes = [ln.split()[0] for ln in dot.splitlines() if "[label=" in ln and "->" not in ln]
+    assert len(nodes) == len(set(nodes))
+    assert not any(ln.split()[0] == ln.split()[2] for ln in dot.splitlines() if " -> " in ln)
+
+
+def test_async_copy_is_not_explained_by_mmra():
+    """An untagged async copy: the read after the wait is ordered through completion (S004 /
+    docs §11.5); no reason names MMRA tags, which the test does not have."""
+    for path in ("async/async-read-after-wait.yaml", "async/async-load-before-copy.yaml"):
+        t = parse_file(os.path.join(LIT, path))
+        assert not any(i.mmra for th in t.threads for i in th.code)
+        for o in (t.outcomes or []):
+            ex, _, _ = _ex(path, o.text)
+            if ex.reachable:
+                assert "MMRA" not in json.dumps(ex.witness), (path, o.text)
+
+
+def test_barrier_witness_names_the_barrier_operations():
+    """S002 barrier-arrive-release / barrier-wait-acquire: the fences synchronize because the
+    arrive barrier-executes-before the wait; the witness names that pair."""
+    ok, _, _ = _ex("barrier/bar-MP-fences-wg.yaml", "T1:%r == 1")
+    assert ok.reachable
+    pairs = ok.witness["barrier"]
+    assert any("arrive" in p["arrive"] and "wait" in p["wait"] for p in pairs)
+    sw = [s for s in ok.witness["sw"] if "barrier" in s]
+    assert sw and sw[0]["from"].startswith("T0:") and sw[0]["to"].startswith("T1:")

@@ -159,9 +159,13 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
             return "null"
         if allow_named_int:
             return "named?"
-        raise _err(test, ins.line, f"named barrier ID {val}: LLVM IR refers to named barriers "
-                   "by pointer (declare `@nb: {space: barrier}` and pass "
-                   "`ptr addrspace(3) @nb`)")
+        # docs 16.3: only s.barrier.wait is defined for any argument (S002 "always waits on
+        # the last named barrier object that the thread has joined, even if it is different
+        # from the argument"); no document maps an integer ID to a named barrier object
+        raise _err(test, ins.line, f"named barrier ID {val} is refused: S002 says \"Programs "
+                   "in LLVM IR refer to named barriers using pointers\" and no document says "
+                   f"which named barrier object ID {val} is (declare `@nb: {{space: barrier}}` "
+                   "and pass `ptr addrspace(3) @nb`)")
 
     wave_ops: list[list[int]] = []
     for w, ths in enumerate(wave_threads):

@@ -231,6 +231,11 @@ def elaborate(test: Test, model: Model) -> Elab:
     comp: dict[tuple[str, str], Instr] = {}
     assumes: list = []
     for ti, t in enumerate(test.threads):
+        # issue 18.5: an unrolled loop or an inlined call repeats a source line; each
+        # iteration is its own event, named `T:LINE#k` (k-th execution of the line)
+        mem = [(ins.line, _part(ins)) for ins in t.code if ins.kind not in _NO_EVENT]
+        repeated = {ln for ln in mem if mem.count(ln) > 1}
+        seen_line: dict[tuple, int] = {}
         for pos, ins in enumerate(t.code):
             if ins.kind in ("icmp", "binop", "select", "copy"):
                 comp[(t.name, ins.reg)] = ins     # docs 15.4: a computation, no event
@@ -253,7 +258,11 @@ def elaborate(test: Test, model: Model) -> Elab:
                       volatile=ins.volatile, order=ins.order, fail_order=ins.fail_order,
                       scope=_scope_level(ins.scope, target), one_as=ins.one_as,
                       av_none=AV_NONE in ins.mmra, tags=ins.mmra, reads=ins.reads, writes=ins.writes,
-                      label=f"{t.name}:{ins.line}")
+                      label=f"{t.name}:{ins.line}{_part(ins)}")
+            key = (ins.line, _part(ins))
+            if key in repeated:
+                seen_line[key] = seen_line.get(key, 0) + 1
+                e.label += f"#{seen_line[key]}"
             events.append(e)
             if ins.reg:
                 regs[(t.name, ins.reg)] = e.id
@@ -264,6 +273,18 @@ def elaborate(test: Test, model: Model) -> Elab:
     el.comp, el.assumes = comp, assumes
     el.async_hb = async_hb_edges(el)
     return el
+
+
+_NO_EVENT = ("icmp", "binop", "select", "copy", "label", "br", "ret", "phi", "assume",
+             "barrier")
+
+
+def _part(ins: Instr) -> str:
+    """A synchronous LDS DMA is two events of one line (docs 16.1): `.r` and `.w`, as an
+    async copy's A.r and A.w."""
+    if ins.intrinsic and ins.kind in ("load", "store"):
+        return ".r" if ins.kind == "load" else ".w"
+    return ""
 
 
 def async_events(i: Event, n: int) -> list:

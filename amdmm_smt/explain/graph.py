@@ -50,7 +50,8 @@ def _layout(wt: dict):
     sw = set()
     for s in wt["sw"]:
         sw.add((s["from"], s["to"]))
-        edges.append(("sw", s["from"], s["to"], "sw"))
+        edges.append(("sw", s["from"], s["to"],
+                      "sw (barrier)" if "barrier" in s else "sw"))
     multi = len(wt["hb"]) > 1
     for g in wt["hb"]:
         for h in g["edges"]:

@@ -16,7 +16,7 @@ from typing import Optional
 import z3
 
 from ..encode import families as F
-from ..elaborate.events import Elab, Event, elaborate
+from ..elaborate.events import Elab, Event, compatible, elaborate
 from ..encode import encode
 from ..encode.avvis import av_scope, make_available
 from ..encode.execution import Execution
@@ -263,14 +263,44 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
         for (a, b), v in rel.items():
             if w.t(v):
                 sw.setdefault((ev[a].label, ev[b].label), []).append(sp)
-    sw_list = [{"from": a, "to": b, "spaces": sps} for (a, b), sps in sorted(sw.items())]
+    bar_pairs, via = _barrier_pairs(x, w)
+    sw_list = [dict({"from": a, "to": b, "spaces": sps},
+                    **({"barrier": via[(a, b)]} if (a, b) in via else {}))
+               for (a, b), sps in sorted(sw.items())]
     hb = _hb_reduced(x, w)
     reads = [_read(x, w, r) for r in ev if r.reads]
     final = {loc: _fmt(w.val(*x.final[loc])) for loc in el.locs}
     keys, terms = projection(el.test)
     state = format_state(_state(m, keys, [term_z3(x, t) for t in terms]))
-    return {"threads": el.thread_names, "events": events, "rf": rf, "co": co, "sw": sw_list,
-            "hb": hb, "reads": reads, "final": final, "state": state}
+    out = {"threads": el.thread_names, "events": events, "rf": rf, "co": co, "sw": sw_list,
+           "hb": hb, "reads": reads, "final": final, "state": state}
+    if bar_pairs:
+        out["barrier"] = bar_pairs
+    return out
+
+
+def _barrier_pairs(x: Execution, w: _W) -> tuple:
+    """issue 18.5: the barrier operations of this execution that order fences: each active
+    (arrive A, wait W) with A barrier-executes-before W (docs 10.5), and for every fence pair
+    F -> G that A -> W can synchronize (F before A, G after W, as encode.barrier.barrier_sw),
+    which pair it is."""
+    info = x.elab.barrier
+    if info is None:
+        return [], {}
+    pairs, via = [], {}
+    fences = [e for e in x.ev if e.is_fence]
+    for (a, b), on in sorted(getattr(x, "bar_pair", {}).items()):
+        if not w.t(on):
+            continue
+        A, W = info.ops[a], info.ops[b]
+        pairs.append({"arrive": A.label, "wait": W.label})
+        for f in fences:
+            if f.thread not in A.tpos or f.pos >= A.tpos[f.thread]:
+                continue
+            for g in fences:
+                if g.thread in W.tpos and g.pos > W.tpos[g.thread] and g.thread != f.thread:
+                    via.setdefault((f.label, g.label), f"{A.label} -> {W.label}")
+    return pairs, via
 
 
 ORDER_ABBR = {"unordered": "una", "monotonic": "rlx", "acquire": "acq", "release": "rel",
@@ -364,7 +394,15 @@ def lo_chain(x: Execution, w: _W, wr: Event, y: Event) -> list:
         if not el.po_in_hb(wr, y):      # MMRA: not directly, through compatible operations
             mids = [e.label for e in x.ev if el.po(wr, e) and el.po(e, y)
                     and w.t(x.hb(wr, e, sp)) and w.t(x.hb(e, y, sp))]
-            why += (" within happens-before (the MMRA tags are incompatible; through "
+            if wr.async_of is not None or y.async_of is not None:
+                # docs §11.5: an async copy's read and write are ordered by completion only
+                cause = ("an asynchronous copy's read and write are not in happens-before "
+                         "through program order, only through its completion (docs §11.5)")
+            elif not compatible(wr.tags, y.tags):
+                cause = "the MMRA tags are incompatible (S001)"
+            else:
+                cause = "not directly"
+            why += (f" within happens-before ({cause}; through "
                     f"{', '.join(mids) or 'synchronization'})")
         return [{"op": wr.label, "why": why,
                  "scope": instance(el, wr, el.scope_in(wr, sp))}]
@@ -505,8 +543,12 @@ def format_witness(wt: dict) -> list:
     out.append("reads-from: " + (", ".join(f"{a} -> {b}" for a, b in wt["rf"]) or "none"))
     for loc, ws in sorted(wt["co"].items()):
         out.append(f"modification order @{loc}: " + " < ".join(ws))
+    for bp in wt.get("barrier", []):
+        out.append(f"barrier: {bp['arrive']} barrier-executes-before {bp['wait']}")
     out.append("synchronizes-with: " + (", ".join(
-        f"{s['from']} -> {s['to']} ({', '.join(s['spaces'])})" for s in wt["sw"]) or "none"))
+        f"{s['from']} -> {s['to']} ({', '.join(s['spaces'])}"
+        + (f"; through the barrier {s['barrier']}" if "barrier" in s else "") + ")"
+        for s in wt["sw"]) or "none"))
     for g in wt["hb"]:
         cross = [f"{h['from']} -> {h['to']}" for h in g["edges"] if not h["po"]]
         out.append(f"happens-before ({', '.join(g['spaces'])}), transitively reduced, beyond "

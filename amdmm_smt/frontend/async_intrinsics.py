@@ -33,6 +33,16 @@ DMA = {
     "tensor.load.to.lds": ("to_lds", TENSOR, True),             # S004 GFX1250 tensor DMA
     "tensor.store.from.lds": ("from_lds", TENSOR, True),
 }
+# S002 ~440 / UP 2.4: "Each GFX9 DMA instruction has a synchronous counterpart"; the
+# synchronous name -> the asynchronous table key (same operands). docs/semantics.md 16.1.
+SYNC_DMA = {
+    "load.to.lds": "load.async.to.lds",                 # S002 llvm.amdgcn.load.to.lds.p<1/7>
+    "global.load.lds": "global.load.async.lds",         # S002 "same semantics as ...p1"
+    "raw.buffer.load.lds": "raw.buffer.load.async.lds",  # UP 2.4 DMA intrinsics
+    "raw.ptr.buffer.load.lds": "raw.ptr.buffer.load.async.lds",
+    "struct.buffer.load.lds": "struct.buffer.load.async.lds",
+    "struct.ptr.buffer.load.lds": "struct.ptr.buffer.load.async.lds",
+}
 _GFX9_FORMS = {"load.async.to.lds", "global.load.async.lds", "raw.buffer.load.async.lds",
                "raw.ptr.buffer.load.async.lds", "struct.buffer.load.async.lds",
                "struct.ptr.buffer.load.async.lds"}
@@ -53,6 +63,18 @@ def dma_base(name: str) -> Optional[str]:
     return None
 
 
+def sync_dma_base(name: str) -> Optional[str]:
+    """The async DMA table key of a synchronous LDS DMA name, or None."""
+    if not name.startswith("llvm.amdgcn."):
+        return None
+    n = name[len("llvm.amdgcn."):]
+    m = re.fullmatch(r"(.*)\.(p\d+|b\d+|i\d+|v\d+i\d+)", n)
+    for k in (n, m.group(1) if m else None):
+        if k in SYNC_DMA:
+            return SYNC_DMA[k]
+    return None
+
+
 def is_async_intrinsic(name: str) -> bool:
     return name in (MARK, WAIT) or dma_base(name) is not None
 
@@ -60,7 +82,7 @@ def is_async_intrinsic(name: str) -> bool:
 def suffix_problem(name: str) -> Optional[str]:
     n = name[len("llvm.amdgcn."):]
     m = re.fullmatch(r"(.*)\.(p\d+|b\d+|i\d+|v\d+i\d+)", n)
-    if not m or m.group(1) not in DMA:
+    if not m or (m.group(1) not in DMA and m.group(1) not in SYNC_DMA):
         return None
     sfx = m.group(2)
     if sfx.startswith("p") and sfx not in ("p0", "p1"):
@@ -83,7 +105,7 @@ class DmaArgs:
 def parse_dma(name: str, args: list, memory: dict, err) -> DmaArgs:
     """args: the parsed call arguments [("ptr", loc) | ("int", v)]. Source and destination are
     told apart by the declared spaces of their locations (docs 11.2)."""
-    base = dma_base(name)
+    base = dma_base(name) or sync_dma_base(name)
     prob = suffix_problem(name)
     if prob:
         raise err(prob)

@@ -17,8 +17,9 @@ from . import async_intrinsics as asyncops
 from .async_intrinsics import is_async_intrinsic
 from ..targets import get_target
 from .cfg import CF_KINDS, analyse
-from ..ir import (ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, BoolOp, Cmp, Condition, Const, Instr,
-                  Location, LocTerm, Not, Reg, RegTerm, Test, Thread)
+from ..ir import (ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, STORED_AS_GLOBAL, BoolOp, Cmp,
+                  Condition, Const, Instr, Location, LocTerm, Not, Reg, RegTerm, Test,
+                  Thread)
 
 TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "metadata",
             "functions", "exists", "expect", "outcomes", "silence", "undefined", "unroll",
@@ -78,6 +79,15 @@ BARRIER = {"llvm.amdgcn.s.barrier", "llvm.amdgcn.s.barrier.signal",
            "llvm.amdgcn.s.barrier.wait", "llvm.amdgcn.s.barrier.init",
            "llvm.amdgcn.s.barrier.join", "llvm.amdgcn.s.barrier.leave",
            "llvm.amdgcn.s.barrier.signal.var", "llvm.amdgcn.s.barrier.signal.isfirst"}
+
+# UP 2.3 (AMDGPUUsage intrinsic table, verbatim): defined for the memory model only as an RMW
+# class, without its operation or value; refused (docs/semantics.md 16.2)
+DS_BARRIER_ARRIVE = {
+    "llvm.amdgcn.ds.atomic.barrier.arrive.rtn.b64": "For the purposes of the memory model, "
+    "this is a monotonic atomic read-modify-write operation in the local address space.",
+    "llvm.amdgcn.ds.atomic.async.barrier.arrive.b64": "an asynchronous monotonic atomic "
+    "read-modify-write operation in the local address space.",
+}
 
 LOAD_ORDERS = {"unordered", "monotonic", "acquire", "seq_cst"}
 STORE_ORDERS = {"unordered", "monotonic", "release", "seq_cst"}
@@ -155,10 +165,37 @@ def _location(m: re.Match, ctx: _Ctx, line: int) -> tuple[str, int]:
     if loc.space == "barrier":
         raise ctx.err(f"'@{name}' is a barrier object, not memory", line)
     a = int(m.group("as")) if m.group("as") is not None else 0
-    if a not in (0, SPACES[loc.space]):
-        raise ctx.err(f"'@{name}' is in the {loc.space} address space (addrspace("
-                      f"{SPACES[loc.space]})), not addrspace({a})", line)
+    space = loc.declared or loc.space
+    want = STORED_AS_GLOBAL.get(space) or SPACES[space]
+    if a not in (0, want):
+        raise ctx.err(f"'@{name}' is in the {space} address space (addrspace("
+                      f"{want})), not addrspace({a})", line)
     return name, a
+
+
+def _private_constant(ins: Instr, ctx: _Ctx, line: int) -> Instr:
+    """docs/semantics.md 16: accesses to private and constant memory. S002 (memory model,
+    GFX942 notes): private "Since only a single thread is accessing the memory, atomic memory
+    orderings are not meaningful, and all accesses are treated as non-atomic"; constant "it is
+    not legal to perform stores, and atomic memory orderings are not meaningful, and all
+    accesses are treated as non-atomic"."""
+    loc = ctx.memory.get(ins.loc) if ins.loc else None
+    if loc is None or not loc.declared:
+        return ins
+    if loc.declared == "constant" and ins.writes:
+        raise ctx.err(f"'@{ins.loc}' is in the constant address space: S002 \"it is not legal "
+                      "to perform stores\" to it (its contents do not change during a kernel "
+                      "dispatch)", line)
+    if ins.kind in ("load", "store"):
+        ins.atomic, ins.order, ins.scope, ins.one_as = False, None, "", False
+    elif ins.kind in ("rmw", "cmpxchg"):       # one thread: a monotonic RMW of its own
+        ins.order, ins.scope, ins.one_as = "monotonic", "singlethread", False
+        if ins.fail_order:
+            ins.fail_order = "monotonic"
+    else:
+        raise ctx.err(f"'@{ins.loc}' is in the {loc.declared} address space: only load, store"
+                      ", atomicrmw and cmpxchg reach it here", line)
+    return ins
 
 
 def resolve_mmra(md: str, nodes: dict, ctx: _Ctx, line: int, depth: int = 0) -> frozenset:
@@ -259,36 +296,38 @@ def parse_instr(raw: str, ctx: _Ctx, line: int) -> Instr:
         ins = Instr("load", line, src, reg=m.group("reg"), loc=loc, addrspace=a, atomic=atomic,
                     volatile=bool(m.group("volatile")), mmra=mmra)
         _atomic_attrs(ins, m, LOAD_ORDERS, "an atomic load", ctx, line)
-        return ins
+        return _private_constant(ins, ctx, line)
     if (m := RE_STORE.fullmatch(text)):
         loc, a = _location(m, ctx, line)
         ins = Instr("store", line, src, loc=loc, addrspace=a, atomic=bool(m.group("atomic")),
                     volatile=bool(m.group("volatile")),
                     value=_operand(m.group("val"), ctx, line), mmra=mmra)
         _atomic_attrs(ins, m, STORE_ORDERS, "an atomic store", ctx, line)
-        return ins
+        return _private_constant(ins, ctx, line)
     if (m := RE_RMW.fullmatch(text)):
         loc, a = _location(m, ctx, line)
         if m.group("op") not in RMW_OPS:
             raise ctx.err(f"unknown atomicrmw operation '{m.group('op')}' (expected one of: "
                           f"{', '.join(RMW_OPS)})", line)
         scope, one_as = _scope(m.group("scope"), ctx, line)
-        return Instr("rmw", line, src, reg=m.group("reg"), loc=loc, addrspace=a, atomic=True,
+        return _private_constant(Instr("rmw", line, src, reg=m.group("reg"), loc=loc,
+                                       addrspace=a, atomic=True,
                      volatile=bool(m.group("volatile")), op=m.group("op"),
                      value=_operand(m.group("val"), ctx, line),
                      order=_order(m.group("order"), RMW_ORDERS, "atomicrmw", ctx, line),
-                     scope=scope, one_as=one_as, mmra=mmra)
+                     scope=scope, one_as=one_as, mmra=mmra), ctx, line)
     if (m := RE_CMPXCHG.fullmatch(text)):
         loc, a = _location(m, ctx, line)
         scope, one_as = _scope(m.group("scope"), ctx, line)
-        return Instr("cmpxchg", line, src, reg=m.group("reg"), loc=loc, addrspace=a,
+        return _private_constant(Instr("cmpxchg", line, src, reg=m.group("reg"), loc=loc,
+                                       addrspace=a,
                      atomic=True, volatile=bool(m.group("volatile")),
                      expected=_operand(m.group("exp"), ctx, line),
                      value=_operand(m.group("new"), ctx, line),
                      order=_order(m.group("order"), RMW_ORDERS, "cmpxchg (success)", ctx, line),
                      fail_order=_order(m.group("fail"), FAIL_ORDERS, "cmpxchg (failure)", ctx,
                                        line),
-                     scope=scope, one_as=one_as, mmra=mmra)
+                     scope=scope, one_as=one_as, mmra=mmra), ctx, line)
     if (m := RE_FENCE.fullmatch(text)):
         scope, one_as = _scope(m.group("scope"), ctx, line)
         return Instr("fence", line, src, order=_order(m.group("order"), FENCE_ORDERS, "fence",
@@ -421,6 +460,15 @@ def _atomic_attrs(ins: Instr, m: re.Match, allowed: set, what: str, ctx: _Ctx, l
                           f"(write `{ins.kind} atomic` for an atomic access)", line)
 
 
+def _no_declared(loc: str, name: str, ctx: _Ctx, line: int) -> None:
+    """The av and DMA intrinsics take global (addrspace(1) / flat) and LDS pointers (S000, S002
+    intrinsic signatures); a private or constant location is none of these (docs 16)."""
+    d = ctx.memory[loc].declared
+    if d:
+        raise ctx.err(f"'@{name}' takes a global or LDS pointer; '@{loc}' is in the {d} "
+                      "address space", line)
+
+
 def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr:
     name, ty, reg = m.group("name"), m.group("ty"), m.group("reg")
     args = [a for a in split_commas(m.group("args"))] if m.group("args").strip() else []
@@ -429,6 +477,7 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
             raise ctx.err(f"expected `call void @{name}(ptr addrspace(1) @x, i32 V, "
                           "metadata !\"S\")`", line)
         loc, a = _ptr_arg(args[0], ctx, line)
+        _no_declared(loc, name, ctx, line)
         vm = re.fullmatch(r"i32\s+(-?\d+|%[\w.$]+)", args[1].strip())
         if not vm:
             raise ctx.err(f"expected the stored value `i32 V`, got '{args[1].strip()}'", line)
@@ -441,10 +490,11 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
             raise ctx.err(f"expected `%r = call i32 @{name}(ptr addrspace(1) @x, "
                           "metadata !\"S\")`", line)
         loc, a = _ptr_arg(args[0], ctx, line)
+        _no_declared(loc, name, ctx, line)
         scope, one_as = _scope_md(args[1], ctx, line)
         return Instr("av_load", line, src, reg=reg, loc=loc, addrspace=a, scope=scope,
                      one_as=one_as, mmra=mmra, intrinsic=name)
-    if name in BARRIER or is_async_intrinsic(name):
+    if name in BARRIER or is_async_intrinsic(name) or asyncops.sync_dma_base(name):
         parsed = []
         for a in args:
             a = a.strip()
@@ -462,6 +512,7 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
                                   "barrier)", line)
                 if name not in BARRIER:
                     _location(pm, ctx, line)    # memory, in the addrspace the pointer names
+                    _no_declared(n, name, ctx, line)
                 parsed.append(("ptr", n))
             else:
                 parsed.append(("int", _int_arg(a, ctx, line)))
@@ -469,6 +520,12 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
             return _async_call(name, ty, reg, parsed, src, mmra, ctx, line)
         return Instr("barrier", line, src, reg=reg, mmra=mmra, intrinsic=name,
                      args=tuple(parsed))
+    if name in DS_BARRIER_ARRIVE:
+        # docs 16.2: UP (AMDGPUUsage intrinsic table) gives the memory-model class only
+        raise ctx.err(f"'@{name}' is refused: UP says only \"{DS_BARRIER_ARRIVE[name]}\" and "
+                      "neither UP nor the seeds say which operation it performs or what "
+                      "value it writes and returns (an i64 barrier state), so no outcome can "
+                      "be derived (docs/semantics.md 16.2)", line)
     raise ctx.err(f"unknown intrinsic '@{name}'", line)
 
 
@@ -483,7 +540,26 @@ def _async_call(name, ty, reg, parsed, src, mmra, ctx: _Ctx, line: int) -> Instr
         return Instr(kind, line, src, mmra=mmra, intrinsic=name,
                      args=asyncops.parse_mark(name, parsed, err))
     d = asyncops.parse_dma(name, parsed, ctx.memory, err)
+    if asyncops.sync_dma_base(name):
+        # docs 16.1: S002 "LDS DMA loads ... implement volatile (via aux/cpol bit 31)"
+        ints = [v for k, v in parsed if k == "int"]
+        vol = len(ints) >= 3 and bool((ints[2] & 0xFFFFFFFF) >> 31)
+        return Instr("dma_sync", line, src, mmra=mmra, intrinsic=name, volatile=vol,
+                     args=(d.base, d.src, d.dst))
     return Instr("dma", line, src, mmra=mmra, intrinsic=name, args=(d.base, d.src, d.dst))
+
+
+def lower_sync_dma(ins: Instr, reg: str) -> list:
+    """docs/semantics.md 16.1: a synchronous LDS DMA is a non-atomic load of the global
+    source into a register of its own and a non-atomic store of it to the LDS destination, by
+    the issuing thread, in program order. S002: "They interact with caches as if the loaded
+    data were being loaded to registers and not to LDS ... They cannot be performed
+    atomically"; "the compiler will automatically ensure that the corresponding operation
+    has completed before its side-effects are used"."""
+    _, src, dst = ins.args
+    common = dict(mmra=ins.mmra, intrinsic=ins.intrinsic, volatile=ins.volatile)
+    return [Instr("load", ins.line, ins.text, reg=reg, loc=src, addrspace=1, **common),
+            Instr("store", ins.line, ins.text, loc=dst, addrspace=3, value=Reg(reg), **common)]
 
 
 # ---- conditions ---------------------------------------------------------------------------
@@ -751,9 +827,10 @@ def _parse_text(text: str, file: str) -> Test:
                 raise LitmusError(f"unknown key '{k}' for location '{lname}' (expected: space, "
                                   "init)", file, kn.line)
         space = spec["space"][1].value if "space" in spec else "global"
-        if not isinstance(space, str) or space not in SPACES:
-            raise LitmusError(f"location '{lname}': space must be global, local or barrier "
-                              f"(got '{space}')", file, vnode.line)
+        if not isinstance(space, str) or (space not in SPACES
+                                           and space not in STORED_AS_GLOBAL):
+            raise LitmusError(f"location '{lname}': space must be global, local, private, "
+                              f"constant or barrier (got '{space}')", file, vnode.line)
         init: Optional[int] = 0
         if "init" in spec:
             iv = spec["init"][1]
@@ -767,6 +844,9 @@ def _parse_text(text: str, file: str) -> Test:
             else:
                 raise LitmusError(f"location '{lname}': init must be an i32 integer or undef",
                                   file, iv.line)
+        if space in STORED_AS_GLOBAL:        # docs 16: stored as global memory
+            memory[lname] = Location(lname, "global", init, knode.line, declared=space)
+            continue
         memory[lname] = Location(lname, space, None if space == "barrier" else init, knode.line)
     if not memory:
         raise LitmusError("memory: declares no location", file, mem_node.line)
@@ -820,6 +900,13 @@ def _parse_text(text: str, file: str) -> Test:
                 if note is None:
                     raise
                 raise type(e)(f"{e.message} ({note})", file, e.line) from None
+            if ins.kind == "dma_sync":          # docs 16.1: lowered to load + store
+                reg = f"dma@{line}.{len(code)}"      # '@': no litmus register is named so
+                hidden = set(hidden) | {reg}
+                lo, st = lower_sync_dma(ins, reg)
+                defined[reg] = line
+                code.append(lo)
+                ins = st
             if ins.kind in CF_KINDS:
                 flow = True
             for used in ins.uses() if not flow else ():
@@ -922,14 +1009,24 @@ def _parse_text(text: str, file: str) -> Test:
 
 
 def _check_lds(threads: list[Thread], memory: dict[str, Location], file: str) -> None:
-    """LDS lives per workgroup: an LDS location used by two workgroups is an error."""
+    """LDS lives per workgroup: an LDS location used by two workgroups is an error. Private
+    memory per thread (docs 16, S002 "Private": "The memory accessed by a lane of a wavefront
+    for any given private address will be different to the memory accessed by another lane"):
+    a private location used by two threads is an error."""
     users: dict[str, tuple] = {}
+    owner: dict[str, str] = {}
     for t in threads:
         for ins in t.code:
             names = ([ins.loc] if ins.loc else list(ins.args[1:]) if ins.kind == "dma"
                      else [] if ins.kind in ("asyncmark", "wait_asyncmark")
                      else [a[1] for a in ins.args if a[0] == "ptr"])
             for n in names:
+                if n is not None and memory[n].declared == "private":
+                    if owner.setdefault(n, t.name) != t.name:
+                        raise LitmusError(
+                            f"private location '@{n}' is used by threads {owner[n]} and "
+                            f"{t.name}: each thread has its own private memory (S002 "
+                            "\"Private\"); declare one location per thread", file, ins.line)
                 if n is None or memory[n].space != "local":
                     continue
                 wg = (t.agent, t.cluster, t.workgroup)
