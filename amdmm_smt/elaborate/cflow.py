@@ -39,6 +39,51 @@ def _ren(op, inst: dict):
     return op
 
 
+M32 = 0xFFFFFFFF
+
+
+def _s32(v: int) -> int:
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def fold(ins: Instr, consts: dict) -> Optional[int]:
+    """The value of a register computation whose operands are all defined constants (or None:
+    not known statically). Only whole defined values fold (no undef, no poison: a shift by 32
+    or more is poison, LangRef), so a folded branch is one every execution takes: dropping the
+    other way drops only paths no execution follows (docs 15.2, reading R-cf-fold)."""
+    vals = []
+    for o in ins.ops:
+        if isinstance(o, Reg):
+            if o.name not in consts:
+                return None
+            vals.append(consts[o.name])
+        elif isinstance(o, int):
+            vals.append(o & M32)
+        else:
+            return None
+    k, op = ins.kind, ins.op
+    if k == "copy" and len(vals) == 1:
+        return vals[0]
+    if k == "select" and len(vals) == 3:
+        return vals[1] if vals[0] & 1 else vals[2]
+    if len(vals) != 2:
+        return None
+    a, b = vals
+    if k == "icmp":
+        sa, sb = _s32(a), _s32(b)
+        r = {"eq": a == b, "ne": a != b, "slt": sa < sb, "sgt": sa > sb, "sle": sa <= sb,
+             "sge": sa >= sb, "ult": a < b, "ugt": a > b, "ule": a <= b, "uge": a >= b}.get(op)
+        return None if r is None else int(r)
+    if k != "binop":
+        return None
+    if op in ("shl", "lshr", "ashr") and b >= 32:
+        return None
+    r = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+         "and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b,
+         "shl": lambda: a << b, "lshr": lambda: a >> b, "ashr": lambda: _s32(a) >> b}.get(op)
+    return None if r is None else r() & M32
+
+
 def thread_paths(t: Thread, bound: int, file: str) -> list:
     """Every path of thread t in which no block runs more than `bound` times, and every path
     cut where a block would run for the (bound+1)-th time (docs section 15.2)."""
@@ -59,7 +104,8 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
                                ops=tuple(f(o) for o in ins.ops)))
         return res
 
-    def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict):
+    def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict,
+            consts: dict):
         if len(out) > MAX_PATHS:
             raise LitmusError(f"thread {t.name} has more than {MAX_PATHS} paths under unroll "
                               f"{bound}; lower the bound", file, t.line)
@@ -68,7 +114,7 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
             out.append(Path(rename_final(code, count), (b.name, b.line)))
             return
         counts = counts[:bi] + (counts[bi] + 1,) + counts[bi + 1:]
-        code, inst, count = list(code), dict(inst), dict(count)
+        code, inst, count, consts = list(code), dict(inst), dict(count), dict(consts)
 
         def define(reg: str) -> str:
             count[reg] = count.get(reg, 0) + 1
@@ -80,32 +126,42 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
             k = ph.targets.index(blocks[pred].name)
             incoming.append((ph, _ren(ph.ops[k], inst)))
         for ph, v in incoming:
-            code.append(replace(ph, kind="copy", reg=define(ph.reg), ops=(v,), targets=()))
+            new = replace(ph, kind="copy", reg=define(ph.reg), ops=(v,), targets=())
+            code.append(new)
+            c = fold(new, consts)
+            if c is not None:
+                consts[new.reg] = c
         for ins in b.body:
             new = replace(ins, value=_ren(ins.value, inst), expected=_ren(ins.expected, inst),
                           ops=tuple(_ren(o, inst) for o in ins.ops))
             if ins.reg:
                 new.reg = define(ins.reg)
+                if ins.kind in COMPUTE:
+                    c = fold(new, consts)
+                    if c is not None:
+                        consts[new.reg] = c
             code.append(new)
         term = b.term
         if term is None or term.kind == "ret":
             if term is None and bi + 1 < len(blocks):
-                run(bi + 1, bi, counts, code, inst, count)
+                run(bi + 1, bi, counts, code, inst, count, consts)
             else:
                 out.append(Path(rename_final(code, count)))
             return
         if not term.ops:
-            run(index[term.targets[0]], bi, counts, code, inst, count)
+            run(index[term.targets[0]], bi, counts, code, inst, count, consts)
             return
         c = _ren(term.ops[0], inst)
+        if isinstance(c, Reg) and c.name in consts:
+            c = consts[c.name] & 1
         for val, tg in ((1, term.targets[0]), (0, term.targets[1])):
             if isinstance(c, int):
                 if c == val:
-                    run(index[tg], bi, counts, code, inst, count)
+                    run(index[tg], bi, counts, code, inst, count, consts)
                 continue
             step = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
-            run(index[tg], bi, counts, code + [step], inst, count)
-    run(0, None, tuple(0 for _ in blocks), [], {}, {})
+            run(index[tg], bi, counts, code + [step], inst, count, consts)
+    run(0, None, tuple(0 for _ in blocks), [], {}, {}, {})
     return out
 
 
