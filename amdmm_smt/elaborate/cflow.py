@@ -31,6 +31,17 @@ MAX_COMBOS = 20000      # per test
 class Path:
     code: list                    # straight-line Instr steps
     bound: Optional[tuple] = None  # (block name, line) where the bound stopped the path
+    blocks: tuple = ()            # the blocks it runs, in order (to name the path)
+
+    def describe(self) -> str:
+        """`%entry %loop x2 %exit`: the blocks in order, a repeated block counted."""
+        out: list = []
+        for b in self.blocks:
+            if out and out[-1][0] == b:
+                out[-1][1] += 1
+            else:
+                out.append([b, 1])
+        return " ".join(f"%{b}" + (f" x{k}" if k > 1 else "") for b, k in out)
 
 
 def _ren(op, inst: dict):
@@ -105,14 +116,15 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
         return res
 
     def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict,
-            consts: dict):
+            consts: dict, trail: tuple = ()):
         if len(out) > MAX_PATHS:
             raise LitmusError(f"thread {t.name} has more than {MAX_PATHS} paths under unroll "
                               f"{bound}; lower the bound", file, t.line)
         b = blocks[bi]
         if counts[bi] >= bound:
-            out.append(Path(rename_final(code, count), (b.name, b.line)))
+            out.append(Path(rename_final(code, count), (b.name, b.line), trail))
             return
+        trail = trail + (b.name or "entry",)
         counts = counts[:bi] + (counts[bi] + 1,) + counts[bi + 1:]
         code, inst, count, consts = list(code), dict(inst), dict(count), dict(consts)
 
@@ -144,12 +156,12 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
         term = b.term
         if term is None or term.kind == "ret":
             if term is None and bi + 1 < len(blocks):
-                run(bi + 1, bi, counts, code, inst, count, consts)
+                run(bi + 1, bi, counts, code, inst, count, consts, trail)
             else:
-                out.append(Path(rename_final(code, count)))
+                out.append(Path(rename_final(code, count), None, trail))
             return
         if not term.ops:
-            run(index[term.targets[0]], bi, counts, code, inst, count, consts)
+            run(index[term.targets[0]], bi, counts, code, inst, count, consts, trail)
             return
         c = _ren(term.ops[0], inst)
         if isinstance(c, Reg) and c.name in consts:
@@ -157,10 +169,10 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
         for val, tg in ((1, term.targets[0]), (0, term.targets[1])):
             if isinstance(c, int):
                 if c == val:
-                    run(index[tg], bi, counts, code, inst, count, consts)
+                    run(index[tg], bi, counts, code, inst, count, consts, trail)
                 continue
             step = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
-            run(index[tg], bi, counts, code + [step], inst, count, consts)
+            run(index[tg], bi, counts, code + [step], inst, count, consts, trail)
     run(0, None, tuple(0 for _ in blocks), [], {}, {}, {})
     return out
 
@@ -173,6 +185,29 @@ def unroll_bound(test: Test, default: Optional[int]) -> int:
 def combos(test: Test, bound: int):
     """(paths per thread, iterator over combinations) — each combination a straight-line Test
     plus the list of (thread, block, line) where a path was cut by the bound."""
+    per, total, gen = described_combos(test, bound)
+    return per, total, ((ct, cut) for ct, cut, _ in gen)
+
+
+def strip_barriers(test: Test) -> Test:
+    """The combination without its barrier operations (an isfirst register reads 0): the
+    memory part alone, to ask whether the combination has an execution at all (docs 15.9,
+    reading R-cf-bar-feasible) and to judge a path cut by the bound (R-cf-bar-cut)."""
+    def strip(code):
+        out = []
+        for ins in code:
+            if ins.kind == "barrier":
+                if ins.reg:
+                    out.append(Instr("copy", ins.line, ins.text, reg=ins.reg, ops=(0,)))
+                continue
+            out.append(ins)
+        return out
+    return replace(test, threads=[replace(t, code=strip(t.code)) for t in test.threads])
+
+
+def described_combos(test: Test, bound: int):
+    """Like combos, each combination also with the paths it takes in words
+    (`T0: %entry %loop x2 %exit`), for undefined behaviour reported with its path."""
     per = []
     for t in test.threads:
         if has_cflow(t):
@@ -190,5 +225,7 @@ def combos(test: Test, bound: int):
         for choice in itertools.product(*per):
             threads = [replace(t, code=p.code) for t, p in zip(test.threads, choice)]
             cut = [(t.name,) + p.bound for t, p in zip(test.threads, choice) if p.bound]
-            yield replace(test, threads=threads), cut
+            desc = "; ".join(f"{t.name}: {p.describe()}" for t, p in zip(test.threads, choice)
+                             if p.blocks)
+            yield replace(test, threads=threads), cut, desc
     return per, total, gen()
