@@ -282,6 +282,10 @@ class _NoModel:
         return ()
 
 
+WAVE_UNIFORM = (" (S002: \"barrier operations can only be performed in wave-uniform control "
+                "flow\")")
+
+
 def bar_ub_record(ub: dict, path: str) -> dict:
     """docs 15.9: the barrier undefined behaviour (the record of 10.6) of the first path
     combination, in combination order, that has it and has an execution; with that path."""

@@ -18,7 +18,7 @@ from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
 from .elaborate.barrier import WaveDivergent
 from .elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
-from .outcomes import (Result, State, bar_ub_record, cf_verdicts, eval_cond, judge, judge_ub, limit_result,
+from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, eval_cond, judge, judge_ub, limit_result,
                        projection, state_sort_key, wanted_states)
 
 

@@ -59,7 +59,7 @@ from .engine import (reference_analysis, reference_analysis_ub, reference_outcom
                      reference_outcomes_ub)
 from ..elaborate.barrier import WaveDivergent
 from ..elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
-from ..outcomes import bar_ub_record, cf_verdicts
+from ..outcomes import WAVE_UNIFORM, bar_ub_record, cf_verdicts
 from dataclasses import replace
 
 __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
