@@ -18,7 +18,8 @@ from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
 from .elaborate.barrier import WaveDivergent
 from .elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
-from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, eval_cond, judge, judge_ub, limit_result,
+from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, eval_cond,
+                       judge, judge_ub, limit_result,
                        projection, state_sort_key, wanted_states)
 
 
@@ -265,8 +266,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
             # execution of the combination is undefined
             if bar_ub is None and has_execution(ct):
                 bar_ub = bar_ub_record({"rule": "wave-divergent", "op": f"line {e.line}",
-                                        "run": [e.message + " (S002: barrier operations can only be performed "
-                                        "in wave-uniform control flow)"]}, path)
+                                        "run": [e.message + WAVE_UNIFORM]}, path)
             continue
         if bar_ub is None and r.ub is not None and (r.states or has_execution(ct)):
             bar_ub = bar_ub_record(r.ub, path)      # docs 15.9: judged over the test

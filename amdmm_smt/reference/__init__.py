@@ -154,8 +154,7 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
             try:
                 if bar_ub is None and has_execution(ct):
                     bar_ub = bar_ub_record({"rule": "wave-divergent", "op": f"line {e.line}",
-                                            "run": [e.message + " (S002: barrier operations can only be performed "
-                                        "in wave-uniform control flow)"]}, path)
+                                            "run": [e.message + WAVE_UNIFORM]}, path)
             except ReferenceTooBig as e2:
                 complete, why = False, f"the reference engine stopped: {e2}"
             continue
