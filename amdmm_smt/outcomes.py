@@ -283,12 +283,24 @@ class _NoModel:
         return ()
 
 
+WAVE_UNIFORM = (" (S002: \"barrier operations can only be performed in wave-uniform control "
+                "flow\")")
+
+
+def bar_ub_record(ub: dict, path: str) -> dict:
+    """docs 15.9: the barrier undefined behaviour (the record of 10.6) of the first path
+    combination, in combination order, that has it and has an execution; with that path."""
+    return {"rule": ub["rule"], "op": ub["op"], "run": list(ub["run"]),
+            "rules": list(ub.get("rules", [ub["rule"]])), "path": path}
+
+
 def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, states,
-                assumed: bool = False) -> None:
+                assumed: bool = False, bar_ub: Optional[dict] = None) -> None:
     """docs 15.2 (bound reached; `bound: assume` that assumes every execution away) and 15.5
     (branch on undef): shared by both engines. `assumed`: some cut combination had a defined
-    execution that `bound: assume` assumed away."""
-    if assumed and complete and not states and ub is None:
+    execution that `bound: assume` assumed away. `bar_ub`: barrier undefined behaviour on a
+    path combination (docs 15.9, bar_ub_record), judged like 10.6 over the whole test."""
+    if assumed and complete and not states and ub is None and bar_ub is None:
         # docs 15.2: nothing is left to judge: every expectation would hold vacuously
         from .errors import Warn
         res.warnings.append(Warn("bound-assumed-all", "`bound: assume` assumed every "
@@ -317,6 +329,10 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
                   "run": [f"{thread} branches on an undef or poison condition (LangRef br: "
                           "undefined behaviour; docs 15.5)"], "rules": ["branch-on-undef"]}
         ub_verdict(res, f"branch on undef at {thread}, line {line}", every)
+    elif bar_ub is not None:
+        every = complete and not states
+        res.ub = dict(bar_ub, all=every)
+        ub_verdict(res, f"{bar_ub['rule']} at {bar_ub['op']} (path {bar_ub['path']})", every)
     elif complete and getattr(test, "undefined", None) == "some":
         res.verdicts.append(Verdict("undefined", "some", "fail", "no execution is undefined"))
     elif test.expect == "undefined" and complete:

@@ -22,8 +22,10 @@ from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
 from .ir import Cmp, Cond, Const, Not, RegTerm, Test
 from .model import Model
-from .elaborate.cflow import combos, test_has_cflow, unroll_bound
-from .outcomes import (Result, State, cf_verdicts, eval_cond, judge, judge_ub, limit_result,
+from .elaborate.barrier import WaveDivergent
+from .elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
+from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, eval_cond,
+                       judge, judge_ub, limit_result,
                        projection, state_sort_key, wanted_states)
 
 
@@ -214,17 +216,26 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     assumes such executions away); an execution that branches on undef is undefined. Every
     outcome is listed (--decide-only does not apply)."""
     bound = unroll_bound(test, None)
-    _, _, gen = combos(test, bound)
+    _, _, gen = described_combos(test, bound)
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
     states: set = set()
     complete, thin_air, why = True, False, ""
-    cut = ub = None
+    cut = ub = bar_ub = None
     assumed = False
     reach: list = []        # each complete combination's own exists query (docs §3)
     warnings: list = []
-    for ct, cutlist in gen:
+
+    def has_execution(ct) -> bool:
+        """docs 15.9 (R-cf-bar-feasible): does the combination's memory part, without its
+        barrier operations, have an execution (its branch assumptions hold)?"""
+        x = encode(elaborate(strip_barriers(ct), model))
+        return _check(_solver(x, 1000 * min(limits.left() or 600.0, 4e6))) != z3.unsat
+    for ct, cutlist, path in gen:
         if cutlist:
+            # docs 15.9 (R-cf-bar-cut): a cut path is a prefix; its barrier operations are
+            # not judged (the waves it meets may be cut too), only whether it has an execution
+            ct = strip_barriers(ct)
             # docs 15.2 / 15.5: a cut combination reaches the bound (or, under `bound:
             # assume`, is assumed away) only with an execution that is defined up to the cut;
             # one undefined before the cut is undefined behaviour, whatever the bound
@@ -253,7 +264,18 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
                     ub = next((t, ln) for u, t, ln in x.cf_ub
                               if z3.is_true(m.eval(u, model_completion=True)))
             continue
-        r = _run_straight(ct, model, t0, max_outcomes, False)
+        try:
+            r = _run_straight(ct, model, t0, max_outcomes, False)
+        except WaveDivergent as e:
+            # docs 15.9: threads of one wave that perform different barrier operations on
+            # this path combination (S002 "only in wave-uniform control flow"): every
+            # execution of the combination is undefined
+            if bar_ub is None and has_execution(ct):
+                bar_ub = bar_ub_record({"rule": "wave-divergent", "op": f"line {e.line}",
+                                        "run": [e.message + WAVE_UNIFORM]}, path)
+            continue
+        if bar_ub is None and r.ub is not None and (r.states or has_execution(ct)):
+            bar_ub = bar_ub_record(r.ub, path)      # docs 15.9: judged over the test
         states |= set(r.states)
         reach.append(getattr(r, "reachable", None))
         warnings += [w for w in r.warnings if w not in warnings]
@@ -273,7 +295,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     limits.stage("judging")
     res = judge(test, model, keys, states_l, complete, reachable, t0, wanted)
     res.thin_air, res.why, res.warnings = thin_air, why, warnings
-    cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed)
+    cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed, bar_ub)
     return res
 
 

@@ -67,6 +67,17 @@ class BarrierInfo:
         return {"wg": "workgroup barrier", "cluster": "cluster barrier"}[key[0]]
 
 
+class WaveDivergent(LitmusError):
+    """Threads of one wave whose barrier instructions differ. In straight-line code an input
+    error; on a path combination of a test with control flow (docs 15.9) undefined behaviour
+    of the executions that follow it (S002: "barrier operations can only be performed in
+    wave-uniform control flow"). `op`: where, `threads`: the two thread names."""
+
+    def __init__(self, message: str, file, line: int, threads: tuple):
+        super().__init__(message, file, line)
+        self.threads = threads
+
+
 def _err(test: Test, line: int, msg: str) -> LitmusError:
     return LitmusError(msg, test.file, line)
 
@@ -103,10 +114,11 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
             for k in range(max(len(ref), len(mine))):
                 if k >= len(ref) or k >= len(mine) or ref[k] != mine[k]:
                     line = (bars[t][k][1].line if k < len(mine) else bars[first][k][1].line)
-                    raise _err(test, line, f"threads {test.threads[first].name} and "
-                               f"{test.threads[t].name} share a wavefront but their barrier "
-                               f"instructions differ at the {k + 1}. one (barrier operations "
-                               "are performed per wavefront, S002)")
+                    raise WaveDivergent(
+                        f"threads {test.threads[first].name} and {test.threads[t].name} share "
+                        f"a wavefront but their barrier instructions differ at the {k + 1}. "
+                        "one (barrier operations are performed per wavefront, S002)",
+                        test.file, line, (test.threads[first].name, test.threads[t].name))
 
     ops: list[BarOp] = []
     const_regs: dict = {}

@@ -31,12 +31,68 @@ MAX_COMBOS = 20000      # per test
 class Path:
     code: list                    # straight-line Instr steps
     bound: Optional[tuple] = None  # (block name, line) where the bound stopped the path
+    blocks: tuple = ()            # the blocks it runs, in order (to name the path)
+
+    def describe(self) -> str:
+        """`%entry %loop x2 %exit`: the blocks in order, a repeated block counted."""
+        out: list = []
+        for b in self.blocks:
+            if out and out[-1][0] == b:
+                out[-1][1] += 1
+            else:
+                out.append([b, 1])
+        return " ".join(f"%{b}" + (f" x{k}" if k > 1 else "") for b, k in out)
 
 
 def _ren(op, inst: dict):
     if isinstance(op, Reg):
         return Reg(inst[op.name])
     return op
+
+
+M32 = 0xFFFFFFFF
+
+
+def _s32(v: int) -> int:
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def fold(ins: Instr, consts: dict) -> Optional[int]:
+    """The value of a register computation whose operands are all defined constants (or None:
+    not known statically). Only whole defined values fold (no undef, no poison: a shift by 32
+    or more is poison, LangRef), so a folded branch is one every execution takes: dropping the
+    other way drops only paths no execution follows (docs 15.2, reading R-cf-fold)."""
+    vals = []
+    for o in ins.ops:
+        if isinstance(o, Reg):
+            if o.name not in consts:
+                return None
+            vals.append(consts[o.name])
+        elif isinstance(o, int):
+            vals.append(o & M32)
+        else:
+            return None
+    k, op = ins.kind, ins.op
+    if k == "copy" and len(vals) == 1:
+        return vals[0]
+    if k == "select" and len(vals) == 3:
+        return vals[1] if vals[0] & 1 else vals[2]
+    if len(vals) != 2:
+        return None
+    a, b = vals
+    if k == "icmp":
+        sa, sb = _s32(a), _s32(b)
+        r = {"eq": a == b, "ne": a != b, "slt": sa < sb, "sgt": sa > sb, "sle": sa <= sb,
+             "sge": sa >= sb, "ult": a < b, "ugt": a > b, "ule": a <= b, "uge": a >= b}.get(op)
+        return None if r is None else int(r)
+    if k != "binop":
+        return None
+    if op in ("shl", "lshr", "ashr") and b >= 32:
+        return None
+    r = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+         "and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b,
+         "shl": lambda: a << b, "lshr": lambda: a >> b, "ashr": lambda: _s32(a) >> b}.get(op)
+    return None if r is None else r() & M32
 
 
 def thread_paths(t: Thread, bound: int, file: str) -> list:
@@ -59,16 +115,18 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
                                ops=tuple(f(o) for o in ins.ops)))
         return res
 
-    def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict):
+    def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict,
+            consts: dict, trail: tuple = ()):
         if len(out) > MAX_PATHS:
             raise LitmusError(f"thread {t.name} has more than {MAX_PATHS} paths under unroll "
                               f"{bound}; lower the bound", file, t.line)
         b = blocks[bi]
         if counts[bi] >= bound:
-            out.append(Path(rename_final(code, count), (b.name, b.line)))
+            out.append(Path(rename_final(code, count), (b.name, b.line), trail))
             return
+        trail = trail + (b.name or "entry",)
         counts = counts[:bi] + (counts[bi] + 1,) + counts[bi + 1:]
-        code, inst, count = list(code), dict(inst), dict(count)
+        code, inst, count, consts = list(code), dict(inst), dict(count), dict(consts)
 
         def define(reg: str) -> str:
             count[reg] = count.get(reg, 0) + 1
@@ -80,32 +138,42 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
             k = ph.targets.index(blocks[pred].name)
             incoming.append((ph, _ren(ph.ops[k], inst)))
         for ph, v in incoming:
-            code.append(replace(ph, kind="copy", reg=define(ph.reg), ops=(v,), targets=()))
+            new = replace(ph, kind="copy", reg=define(ph.reg), ops=(v,), targets=())
+            code.append(new)
+            c = fold(new, consts)
+            if c is not None:
+                consts[new.reg] = c
         for ins in b.body:
             new = replace(ins, value=_ren(ins.value, inst), expected=_ren(ins.expected, inst),
                           ops=tuple(_ren(o, inst) for o in ins.ops))
             if ins.reg:
                 new.reg = define(ins.reg)
+                if ins.kind in COMPUTE:
+                    c = fold(new, consts)
+                    if c is not None:
+                        consts[new.reg] = c
             code.append(new)
         term = b.term
         if term is None or term.kind == "ret":
             if term is None and bi + 1 < len(blocks):
-                run(bi + 1, bi, counts, code, inst, count)
+                run(bi + 1, bi, counts, code, inst, count, consts, trail)
             else:
-                out.append(Path(rename_final(code, count)))
+                out.append(Path(rename_final(code, count), None, trail))
             return
         if not term.ops:
-            run(index[term.targets[0]], bi, counts, code, inst, count)
+            run(index[term.targets[0]], bi, counts, code, inst, count, consts, trail)
             return
         c = _ren(term.ops[0], inst)
+        if isinstance(c, Reg) and c.name in consts:
+            c = consts[c.name] & 1
         for val, tg in ((1, term.targets[0]), (0, term.targets[1])):
             if isinstance(c, int):
                 if c == val:
-                    run(index[tg], bi, counts, code, inst, count)
+                    run(index[tg], bi, counts, code, inst, count, consts, trail)
                 continue
             step = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
-            run(index[tg], bi, counts, code + [step], inst, count)
-    run(0, None, tuple(0 for _ in blocks), [], {}, {})
+            run(index[tg], bi, counts, code + [step], inst, count, consts, trail)
+    run(0, None, tuple(0 for _ in blocks), [], {}, {}, {})
     return out
 
 
@@ -117,6 +185,29 @@ def unroll_bound(test: Test, default: Optional[int]) -> int:
 def combos(test: Test, bound: int):
     """(paths per thread, iterator over combinations) — each combination a straight-line Test
     plus the list of (thread, block, line) where a path was cut by the bound."""
+    per, total, gen = described_combos(test, bound)
+    return per, total, ((ct, cut) for ct, cut, _ in gen)
+
+
+def strip_barriers(test: Test) -> Test:
+    """The combination without its barrier operations (an isfirst register reads 0): the
+    memory part alone, to ask whether the combination has an execution at all (docs 15.9,
+    reading R-cf-bar-feasible) and to judge a path cut by the bound (R-cf-bar-cut)."""
+    def strip(code):
+        out = []
+        for ins in code:
+            if ins.kind == "barrier":
+                if ins.reg:
+                    out.append(Instr("copy", ins.line, ins.text, reg=ins.reg, ops=(0,)))
+                continue
+            out.append(ins)
+        return out
+    return replace(test, threads=[replace(t, code=strip(t.code)) for t in test.threads])
+
+
+def described_combos(test: Test, bound: int):
+    """Like combos, each combination also with the paths it takes in words
+    (`T0: %entry %loop x2 %exit`), for undefined behaviour reported with its path."""
     per = []
     for t in test.threads:
         if has_cflow(t):
@@ -134,5 +225,7 @@ def combos(test: Test, bound: int):
         for choice in itertools.product(*per):
             threads = [replace(t, code=p.code) for t, p in zip(test.threads, choice)]
             cut = [(t.name,) + p.bound for t, p in zip(test.threads, choice) if p.bound]
-            yield replace(test, threads=threads), cut
+            desc = "; ".join(f"{t.name}: {p.describe()}" for t, p in zip(test.threads, choice)
+                             if p.blocks)
+            yield replace(test, threads=threads), cut, desc
     return per, total, gen()

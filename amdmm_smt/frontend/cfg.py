@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..errors import LitmusError, Unsupported
+from ..errors import LitmusError
 from ..ir import Instr, Reg, Test, Thread
 
 CF_KINDS = ("label", "br", "ret", "icmp", "binop", "select", "phi")
@@ -96,11 +96,6 @@ def analyse(t: Thread, file: str) -> None:
                     raise err(f"the entry block %{tg} cannot be a branch target (LLVM: the "
                               "entry block has no predecessors); start the loop with a new "
                               "label", b.term.line)
-    for ins in t.code:
-        if ins.kind in ("barrier", "dma", "asyncmark", "wait_asyncmark"):
-            raise Unsupported(f"'{ins.intrinsic}' in a thread with control flow: barriers and "
-                              "async operations under branches or in loops are not supported "
-                              "yet (docs/semantics.md 15.6)", file, ins.line)
     n = len(blocks)
     succ = [_succ(blocks, i) for i in range(n)]
     preds: list = [[] for _ in range(n)]

@@ -935,14 +935,6 @@ def _parse_text(text: str, file: str) -> Test:
             t.out_regs = [r for r in shown if r not in hidden]
 
     _check_lds(threads, memory, file)
-    if any(i.kind in CF_KINDS for t in threads for i in t.code):
-        for t in threads:     # docs/semantics.md 15.6
-            for ins in t.code:
-                if ins.kind in ("barrier", "dma", "asyncmark", "wait_asyncmark"):
-                    raise Unsupported(f"'{ins.intrinsic}' in a test with control flow: "
-                                      "barriers and async operations are not supported with "
-                                      "branches or loops yet (docs/semantics.md 15.6)", file,
-                                      ins.line)
 
     tctx = _TestCtx(file, ctx, threads)
     exists = expect = outcomes = None

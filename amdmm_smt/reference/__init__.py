@@ -55,9 +55,11 @@ from ..model import Model
 from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key,
                         wanted_states)
 from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
-from .engine import reference_analysis, reference_outcomes, reference_outcomes_ub
-from ..elaborate.cflow import combos, test_has_cflow, unroll_bound
-from ..outcomes import cf_verdicts
+from .engine import (reference_analysis, reference_analysis_ub, reference_outcomes,
+                     reference_outcomes_ub)
+from ..elaborate.barrier import WaveDivergent
+from ..elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
+from ..outcomes import WAVE_UNIFORM, bar_ub_record, cf_verdicts
 from dataclasses import replace
 
 __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
@@ -103,16 +105,27 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
     branches on undef is undefined behaviour (15.5)."""
     t0 = time.perf_counter()
     bound = unroll_bound(test, None)
-    _, _, gen = combos(test, bound)
+    _, _, gen = described_combos(test, bound)
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
     states: set = set()
     complete, thin_air, why = True, False, ""
-    cut = ub = None
+    cut = ub = bar_ub = None
     assumed = False
     warnings: list = []
-    for ct, cutlist in gen:
+
+    def has_execution(ct) -> bool:
+        """section 15.9 (R-cf-bar-feasible): the memory part of the combination, without its
+        barrier operations, has an execution (defined or not)."""
+        probe = replace(strip_barriers(ct), exists=None, outcomes=None,
+                        threads=[replace(t, out_regs=[]) for t in strip_barriers(ct).threads])
+        out, u = reference_outcomes_ub(elaborate(probe, model), limit)
+        return bool(out) or u is not None
+    for ct, cutlist, path in gen:
         if cutlist:
+            # section 15.9 (R-cf-bar-cut): a cut path is a prefix, its barrier operations are
+            # not judged; only whether the prefix has an execution
+            ct = strip_barriers(ct)
             # section 15.2 / 15.5: a cut combination reaches the bound (is assumed away, under
             # `bound: assume`) only with an execution defined up to the cut; an execution
             # that branches on undef before the cut is undefined behaviour
@@ -133,10 +146,26 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
                     cut = cutlist[0]
             ub = ub or u
             continue
-        elab = elaborate(ct, model)
+        try:
+            elab = elaborate(ct, model)
+        except WaveDivergent as e:
+            # section 15.9: threads of one wave with different barrier operations on this
+            # combination (S002 "only in wave-uniform control flow"): undefined
+            try:
+                if bar_ub is None and has_execution(ct):
+                    bar_ub = bar_ub_record({"rule": "wave-divergent", "op": f"line {e.line}",
+                                            "run": [e.message + WAVE_UNIFORM]}, path)
+            except ReferenceTooBig as e2:
+                complete, why = False, f"the reference engine stopped: {e2}"
+            continue
         warnings += [w for w in elab.warnings if w not in warnings]
         try:
-            out, u = reference_outcomes_ub(elab, limit)
+            out, an, u = reference_analysis_ub(elab, limit)
+            if bar_ub is None and an is not None and an.ub_rule() is not None and (
+                    out or has_execution(ct)):
+                rule = an.ub_rule()
+                bar_ub = bar_ub_record({"rule": rule, "op": an.ub[rule][0],
+                                        "run": an.ub[rule][1], "rules": sorted(an.ub)}, path)
         except ReferenceUnbounded as e:
             complete, thin_air, why = False, True, f"reference engine: {e}"
             continue
@@ -156,5 +185,5 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
         return False if complete else None
     res = judge(test, model, keys, states_l, complete, exists_query, t0, wanted)
     res.why, res.thin_air, res.warnings = why, thin_air, warnings
-    cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed)
+    cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed, bar_ub)
     return res

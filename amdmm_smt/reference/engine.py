@@ -380,11 +380,19 @@ def reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
 
 def reference_analysis(elab: Elab, limit: int = 2_000_000):
     """(final states of the defined executions, barrier analysis or None)."""
+    out, an, _ = reference_analysis_ub(elab, limit)
+    return out, an
+
+
+def reference_analysis_ub(elab: Elab, limit: int = 2_000_000):
+    """(final states of the defined executions, barrier analysis or None, first branch on
+    undef or None) — a path combination of section 15 with barrier operations (15.9)."""
     if getattr(elab.model.options, "no_thin_air", False):
         raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
                                    "reference engine")
     if getattr(elab, "barrier", None) is None:
-        return _reference_outcomes(elab, limit), None
+        eng = _Engine(elab)
+        return eng.run(limit), None, eng.ub
     eng = _Engine(elab)
     an = analyse(elab, eng.spaces, limit)                              # barrier.py
     # runs whose bsw give the same (po ∪ bsw)+ in every space give the same happens-before
@@ -409,7 +417,7 @@ def reference_analysis(elab: Elab, limit: int = 2_000_000):
         eng.bar_regs = {k: (v if v is None else v & 0xFFFFFFFF) for k, v in regs}
         eng.hb_alts = None if alts == {frozenset()} else list(alts)
         out |= eng.run(limit)
-    return out, an
+    return out, an, eng.ub
 
 
 def _reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
