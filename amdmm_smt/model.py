@@ -98,6 +98,10 @@ class Options:
     # accesses LDS, for every question), "data" (any operation, for questions about LDS), or
     # "avvis" (any operation's availability / visibility of LDS data; never synchronization).
     lds_scope: str = "instruction"
+    # docs/semantics.md R-async-scope: the scope instances an async copy's read and write belong
+    # to: every instance of the initiating thread ("thread"), or, the cautious reading of UP's
+    # "executes outside the thread", none below workgroup ("workgroup").
+    async_scope: str = "thread"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
@@ -113,6 +117,7 @@ CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")
            "signal_var_count": ("model", "table"),
            "async_model": ("seed-004", "upstream-stages"),
            "lds_scope": ("instruction", "data", "avvis"),
+           "async_scope": ("thread", "workgroup"),
            "async_done_edges": ("first", "every")}
 
 

@@ -266,3 +266,37 @@ def test_lds_scope_avvis_option(tmp_path):
                   (("T1:%a", 1), ("T2:%b", 1), ("T2:%r", 1))}
     for t, s in ((strong, s1), (weak, s2)):
         assert set(reference_outcomes(elaborate(t, model))) == s
+
+
+def test_async_scope_option(tmp_path):
+    """docs R-async-scope (issue 17, review class 2): the cautious reading
+    (`async_scope: workgroup`: an async copy, which UP says "executes outside the thread", has
+    no scope instance below workgroup) is offered, and gives the default's answers: a
+    completed copy is made available by a release program-ordered after it (S000
+    availability clause 2 asks no scope instance to contain the write), and its instances
+    below workgroup enter no other definition an async copy reaches. Derived by hand for
+    litmus/async/async-handoff-wavefront (the wavefront release after the wait makes the
+    copied value available through program order: 7 when the acquire reads 1, both
+    versions) and checked over every async and forms corpus test, both engines."""
+    import glob
+    import os
+    from dataclasses import replace
+    from amdmm_smt.elaborate.events import elaborate
+    from amdmm_smt.frontend.litmus import parse_file
+    from amdmm_smt.model import get_model
+    from amdmm_smt.reference import reference_outcomes
+    from amdmm_smt.solve import run_test
+    root = os.path.join(os.path.dirname(__file__), "..", "litmus")
+    hand = parse_file(os.path.join(root, "async", "async-handoff-wavefront.yaml"))
+    want = {(("T1:%r0", 0), ("T1:%r1", None)), (("T1:%r0", 1), ("T1:%r1", 7))}
+    files = sorted(glob.glob(os.path.join(root, "async", "*.yaml"))
+                   + glob.glob(os.path.join(root, "forms", "*.yaml")))
+    assert len(files) > 30
+    for name in ("seed", "upstream-2026"):
+        base = get_model(name)
+        cautious = replace(base, options=replace(base.options, async_scope="workgroup"))
+        assert set(run_test(hand, cautious).states) == want
+        assert set(reference_outcomes(elaborate(hand, cautious))) == want
+        for f in files:
+            t = parse_file(f)
+            assert set(run_test(t, cautious).states) == set(run_test(t, base).states), f

@@ -101,6 +101,10 @@ class Elab:
             return level == SYSTEM or self.model.options.init_in_every_scope
         if y.is_init:
             return level == SYSTEM
+        if level < WORKGROUP and x.id != y.id and (x.async_of is not None
+                                                   or y.async_of is not None) \
+                and self.model.options.async_scope == "workgroup":
+            return False         # docs R-async-scope, cautious reading: no instance below WG
         return self.paths[x.thread][level] == self.paths[y.thread][level]
 
     def inclusive(self, x: Event, y: Event, space: Optional[str] = None) -> bool:

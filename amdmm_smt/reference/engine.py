@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 from ..elaborate.events import Elab
-from ..ir import at_least_monotonic
+from ..ir import WORKGROUP, at_least_monotonic
 from ..outcomes import projection
 from .async_ops import ASYNC_KINDS, AsyncOps
 from .avvis import AvVis
@@ -62,6 +62,13 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         self.init_async()      # completion and the async hb edges E-init / E-done (§11.4-5)
         self.cont = [[sum(1 << j for j in range(n) if elab.contains(ev[i], lv, ev[j]))
                       for lv in LEVELS] for i in range(n)]
+        if self.opts.async_scope == "workgroup":    # docs R-async-scope, the cautious reading
+            copy = sum(1 << j for j in range(n) if ev[j].async_of is not None)
+            for i in range(n):
+                for k, lv in enumerate(LEVELS):
+                    if lv < WORKGROUP:
+                        self.cont[i][k] &= ~(copy & ~(1 << i)) if ev[i].async_of is None \
+                            else (1 << i)
         self.incl = [sum(1 << j for j in range(n) if j != i and elab.inclusive(ev[i], ev[j]))
                      for i in range(n)]
         # inclusion for synchronization in each address space (LDS: scope_in)
