@@ -129,12 +129,13 @@ def test_hostile_set_is_there():
 
 
 def test_no_traceback_in_a_fresh_interpreter():
-    path = os.path.join(HERE, "hostile", "for-needs-control-flow.litmus")
+    path = os.path.join(HERE, "hostile", "for-continue.litmus")
     p = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", "verify", path],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout
-    assert p.stderr.strip() == (f"{path}:5: 'for' is not supported yet by import-herd (it "
-                                "lowers if / else, while and goto; docs/herd-import.md)")
+    assert p.stderr.strip() == (f"{path}:6: 'continue' is not supported yet by import-herd (it "
+                                "lowers if / else, while, for, ?: and goto; "
+                                "docs/herd-import.md)")
 
 
 # ---- control flow (issue 11): if / else / while lowered to branches, phis, loops -------------
@@ -228,6 +229,32 @@ def test_goto_loops_and_forward_jumps():
     assert t.bound == "assume"
     assert {dict(s)["@cnt"] for s in r.states} == {2}
     assert [v.detail for v in r.verdicts] == ["condition unreachable"]
+
+
+def test_for_ternary_and_compare_exchange_flag_forms():
+    """Issue 19 item 3, hand-derived in each file's comment:
+    * for.litmus: `for (int i = 0; i < 2; i++)` runs twice: x = 2, s = 0 + 1 = 1, y = 1; the
+      header runs three times, so it needs unroll 3 (bound: assume drops it under 2);
+    * ternary.litmus: x stays 0, so r1 = 7 (a select) and r2 = -1 (a branch and a phi: the
+      arm reading y is not executed);
+    * cas-while-eq-zero: `while (cas(...) == 0)` is the CAS-lock.dev spin lock: cnt ends 2;
+    * cas-flag-stored: the flag as a value: the exchange succeeds, y = 1, r1 = 2."""
+    t, r = _outcomes(os.path.join(HERE, "cflow", "for.litmus"))
+    assert t.bound == "assume" and r.states == []
+    t.unroll = 3
+    r = run_test(t, get_model(None))
+    assert [(dict(s)["P0:%s"], dict(s)["@x"], dict(s)["@y"]) for s in r.states] == [(1, 2, 1)]
+    assert [v.detail for v in r.verdicts] == ["condition reachable"]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "ternary.litmus"))
+    code = "\n".join(i.text for i in t.threads[0].code)
+    assert "select i1" in code and "phi i32" in code
+    assert [(dict(s)["P0:%r1"], dict(s)["P0:%r2"]) for s in r.states] == [(7, -1)]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "cas-while-eq-zero.litmus"))
+    assert t.bound == "assume" and {dict(s)["@cnt"] for s in r.states} == {2}
+    assert [v.detail for v in r.verdicts] == ["condition unreachable"]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "cas-flag-stored.litmus"))
+    assert [v.detail for v in r.verdicts] == ["condition reachable"]
+    assert {(dict(s)["@y"], dict(s)["@x"]) for s in r.states} == {(1, 1)}
 
 
 def test_goto_errors_name_the_litmus_line():
