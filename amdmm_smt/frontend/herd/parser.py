@@ -171,9 +171,16 @@ class _Parser:
             name = self.ident("a location name").val
             if bracket:
                 self.expect("]")
+            if self.at("["):
+                raise self.err(f"'{name}[...]': arrays in the initial state are not supported "
+                               "(locations are single ints; give each element a location of "
+                               "its own)", line)
             value = 0
             if self.at("="):
                 self.take()
+                if self.at("{"):
+                    raise self.err(f"'{name}' is initialised with a list: arrays in the initial "
+                                   "state are not supported (locations are single ints)", line)
                 if self.at("&") or (self.peek().kind == "id" and not self.at("(", 1)):
                     raise self.err(f"'{name}' is initialised with an address: pointer-valued "
                                    "locations are not supported", line)
@@ -246,6 +253,9 @@ class _Parser:
             self.take()
             stars += 1
         name = self.ident("a parameter name").val
+        if self.at("["):
+            raise self.err(f"parameter '{name}[]': arrays are not supported (a parameter is a "
+                           "pointer to one int location)", line)
         base = [w for w in words if w in INT_TYPES]
         other = [w for w in words if w not in INT_TYPES and w not in SPACE_WORDS
                  and w not in ("volatile", "const", "restrict")]
