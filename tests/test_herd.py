@@ -549,3 +549,49 @@ def test_answers_match_the_hand_derivation_under_both_engines(path):
     b = run_reference(t, get_model(None))
     assert [v.detail for v in a.verdicts] == [want], verdict_text(a)
     assert (a.states, [v.detail for v in b.verdicts]) == (b.states, [want])
+
+
+def test_litmus_verdicts_use_herd_words_in_table_json_and_herd_format(tmp_path):
+    """A .litmus test's condition is answered with its own quantifier and herd's Ok / No
+    (docs/herd-import.md "Verdicts"), the same word `--format herd` prints. Hand-derived:
+    SB+sc.dev.diff-wg: both reads 0 is unreachable (seq_cst at agent scope), so `exists` is
+    No and `~exists` (written here into a copy) is Ok; MP+fences.local.same-wg says ~exists
+    of an unreachable condition: Ok; CAS+weak-and-fetch.forall: c is always 5 or 10 (see
+    REACHABLE): forall Ok; a forall that c = 5 always holds is violated by c = 10: No."""
+    import json as _json
+    lit = os.path.join(ROOT, "litmus", "herd")
+    sb = open(os.path.join(lit, "SB+sc.dev.diff-wg.litmus")).read()
+    (tmp_path / "sb-not.litmus").write_text(sb.replace("\nexists", "\n~exists"))
+    cas = open(os.path.join(lit, "CAS+weak-and-fetch.forall.litmus")).read()
+    (tmp_path / "cas-5.litmus").write_text(
+        cas.replace("forall (c=5 \\/ c=15 \\/ c=10 \\/ c=11 \\/ c=6)", "forall (c=5)")
+        .replace("OPENCL CAS+weak-and-fetch.forall", "OPENCL CAS-5"))
+    files = [os.path.join(lit, "SB+sc.dev.diff-wg.litmus"), str(tmp_path / "sb-not.litmus"),
+             os.path.join(lit, "MP+fences.local.same-wg.litmus"),
+             os.path.join(lit, "CAS+weak-and-fetch.forall.litmus"), str(tmp_path / "cas-5.litmus")]
+    want = [("exists", "No"), ("~exists", "Ok"), ("~exists", "Ok"), ("forall", "Ok"),
+            ("forall", "No")]
+    for f, (q, word) in zip(files, want):
+        r = CliRunner().invoke(main, ["verify", "--json", f])
+        assert r.exit_code == 0, r.output
+        rec = [_json.loads(x) for x in r.output.splitlines() if x.startswith("{")][0]
+        (v,) = rec["verdicts"]
+        assert (v["herd"]["quantifier"], v["herd"]["verdict"]) == (q, word), f
+        assert v["expected"] == "no claim" and v["status"] == "pass"
+        r = CliRunner().invoke(main, ["verify", f])
+        assert f"{q} (no claim): {word} (" in r.output, r.output
+        r = CliRunner().invoke(main, ["verify", "--format", "herd", "--no-timing", f])
+        assert f"\n{word}\nWitnesses" in r.output and f"Condition {q} (" in r.output, r.output
+
+
+def test_explain_and_lint_accept_litmus_files():
+    """`explain` and `lint` read .litmus files as `verify` does (imported on the fly)."""
+    f = os.path.join(ROOT, "litmus", "herd", "SB+sc.dev.diff-wg.litmus")
+    r = CliRunner().invoke(main, ["explain", f])
+    assert r.exit_code == 0 and "FORBIDDEN" in r.output, r.output
+    r = CliRunner().invoke(main, ["lint", f])
+    assert r.exit_code == 0 and "0 warnings in 1 test" in r.output, r.output
+    bad = os.path.join(HERE, "hostile", "unsequenced-operands.litmus")
+    for cmd in ("explain", "lint"):
+        r = CliRunner().invoke(main, [cmd, bad])
+        assert r.exit_code == 2 and f"{bad}:7: both operands of '+'" in r.output, r.output
