@@ -129,12 +129,13 @@ def test_hostile_set_is_there():
 
 
 def test_no_traceback_in_a_fresh_interpreter():
-    path = os.path.join(HERE, "hostile", "for-needs-control-flow.litmus")
+    path = os.path.join(HERE, "hostile", "for-continue.litmus")
     p = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", "verify", path],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout
-    assert p.stderr.strip() == (f"{path}:5: 'for' is not supported yet by import-herd (it "
-                                "lowers if / else, while and goto; docs/herd-import.md)")
+    assert p.stderr.strip() == (f"{path}:6: 'continue' is not supported yet by import-herd (it "
+                                "lowers if / else, while, for, ?: and goto; "
+                                "docs/herd-import.md)")
 
 
 # ---- control flow (issue 11): if / else / while lowered to branches, phis, loops -------------
@@ -228,6 +229,32 @@ def test_goto_loops_and_forward_jumps():
     assert t.bound == "assume"
     assert {dict(s)["@cnt"] for s in r.states} == {2}
     assert [v.detail for v in r.verdicts] == ["condition unreachable"]
+
+
+def test_for_ternary_and_compare_exchange_flag_forms():
+    """Issue 19 item 3, hand-derived in each file's comment:
+    * for.litmus: `for (int i = 0; i < 2; i++)` runs twice: x = 2, s = 0 + 1 = 1, y = 1; the
+      header runs three times, so it needs unroll 3 (bound: assume drops it under 2);
+    * ternary.litmus: x stays 0, so r1 = 7 (a select) and r2 = -1 (a branch and a phi: the
+      arm reading y is not executed);
+    * cas-while-eq-zero: `while (cas(...) == 0)` is the CAS-lock.dev spin lock: cnt ends 2;
+    * cas-flag-stored: the flag as a value: the exchange succeeds, y = 1, r1 = 2."""
+    t, r = _outcomes(os.path.join(HERE, "cflow", "for.litmus"))
+    assert t.bound == "assume" and r.states == []
+    t.unroll = 3
+    r = run_test(t, get_model(None))
+    assert [(dict(s)["P0:%s"], dict(s)["@x"], dict(s)["@y"]) for s in r.states] == [(1, 2, 1)]
+    assert [v.detail for v in r.verdicts] == ["condition reachable"]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "ternary.litmus"))
+    code = "\n".join(i.text for i in t.threads[0].code)
+    assert "select i1" in code and "phi i32" in code
+    assert [(dict(s)["P0:%r1"], dict(s)["P0:%r2"]) for s in r.states] == [(7, -1)]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "cas-while-eq-zero.litmus"))
+    assert t.bound == "assume" and {dict(s)["@cnt"] for s in r.states} == {2}
+    assert [v.detail for v in r.verdicts] == ["condition unreachable"]
+    t, r = _outcomes(os.path.join(HERE, "cflow", "cas-flag-stored.litmus"))
+    assert [v.detail for v in r.verdicts] == ["condition reachable"]
+    assert {(dict(s)["@y"], dict(s)["@x"]) for s in r.states} == {(1, 1)}
 
 
 def test_goto_errors_name_the_litmus_line():
@@ -522,3 +549,49 @@ def test_answers_match_the_hand_derivation_under_both_engines(path):
     b = run_reference(t, get_model(None))
     assert [v.detail for v in a.verdicts] == [want], verdict_text(a)
     assert (a.states, [v.detail for v in b.verdicts]) == (b.states, [want])
+
+
+def test_litmus_verdicts_use_herd_words_in_table_json_and_herd_format(tmp_path):
+    """A .litmus test's condition is answered with its own quantifier and herd's Ok / No
+    (docs/herd-import.md "Verdicts"), the same word `--format herd` prints. Hand-derived:
+    SB+sc.dev.diff-wg: both reads 0 is unreachable (seq_cst at agent scope), so `exists` is
+    No and `~exists` (written here into a copy) is Ok; MP+fences.local.same-wg says ~exists
+    of an unreachable condition: Ok; CAS+weak-and-fetch.forall: c is always 5 or 10 (see
+    REACHABLE): forall Ok; a forall that c = 5 always holds is violated by c = 10: No."""
+    import json as _json
+    lit = os.path.join(ROOT, "litmus", "herd")
+    sb = open(os.path.join(lit, "SB+sc.dev.diff-wg.litmus")).read()
+    (tmp_path / "sb-not.litmus").write_text(sb.replace("\nexists", "\n~exists"))
+    cas = open(os.path.join(lit, "CAS+weak-and-fetch.forall.litmus")).read()
+    (tmp_path / "cas-5.litmus").write_text(
+        cas.replace("forall (c=5 \\/ c=15 \\/ c=10 \\/ c=11 \\/ c=6)", "forall (c=5)")
+        .replace("OPENCL CAS+weak-and-fetch.forall", "OPENCL CAS-5"))
+    files = [os.path.join(lit, "SB+sc.dev.diff-wg.litmus"), str(tmp_path / "sb-not.litmus"),
+             os.path.join(lit, "MP+fences.local.same-wg.litmus"),
+             os.path.join(lit, "CAS+weak-and-fetch.forall.litmus"), str(tmp_path / "cas-5.litmus")]
+    want = [("exists", "No"), ("~exists", "Ok"), ("~exists", "Ok"), ("forall", "Ok"),
+            ("forall", "No")]
+    for f, (q, word) in zip(files, want):
+        r = CliRunner().invoke(main, ["verify", "--json", f])
+        assert r.exit_code == 0, r.output
+        rec = [_json.loads(x) for x in r.output.splitlines() if x.startswith("{")][0]
+        (v,) = rec["verdicts"]
+        assert (v["herd"]["quantifier"], v["herd"]["verdict"]) == (q, word), f
+        assert v["expected"] == "no claim" and v["status"] == "pass"
+        r = CliRunner().invoke(main, ["verify", f])
+        assert f"{q} (no claim): {word} (" in r.output, r.output
+        r = CliRunner().invoke(main, ["verify", "--format", "herd", "--no-timing", f])
+        assert f"\n{word}\nWitnesses" in r.output and f"Condition {q} (" in r.output, r.output
+
+
+def test_explain_and_lint_accept_litmus_files():
+    """`explain` and `lint` read .litmus files as `verify` does (imported on the fly)."""
+    f = os.path.join(ROOT, "litmus", "herd", "SB+sc.dev.diff-wg.litmus")
+    r = CliRunner().invoke(main, ["explain", f])
+    assert r.exit_code == 0 and "FORBIDDEN" in r.output, r.output
+    r = CliRunner().invoke(main, ["lint", f])
+    assert r.exit_code == 0 and "0 warnings in 1 test" in r.output, r.output
+    bad = os.path.join(HERE, "hostile", "unsequenced-operands.litmus")
+    for cmd in ("explain", "lint"):
+        r = CliRunner().invoke(main, [cmd, bad])
+        assert r.exit_code == 2 and f"{bad}:7: both operands of '+'" in r.output, r.output

@@ -32,7 +32,8 @@ def result_record(r: Result, timing: bool = True) -> dict:
             {"kind": v.kind, "expected": v.expected, "status": v.status, "detail": v.detail,
              **({"missing": [format_state(s) for s in v.missing],
                  "unexpected": [format_state(s) for s in v.unexpected]}
-                if v.kind == "outcomes" else {})}
+                if v.kind == "outcomes" else {}),
+             **({"herd": herd_verdict(r.test, v)} if herd_verdict(r.test, v) else {})}
             for v in r.verdicts],
     }
     if r.test.expect == "undefined":
@@ -53,10 +54,33 @@ def print_json(records: list[dict], out) -> None:
         out.write(json.dumps(rec, sort_keys=True) + "\n")
 
 
+def herd_verdict(test, v) -> "dict | None":
+    """The verdict of a .litmus test's final condition in herd's words (docs/herd-import.md
+    "Verdicts"): the file's quantifier and Ok / No / Undecided, as `--format herd` prints them.
+    The imported `exists:` is C for `exists` and `~exists`, !(C) for `forall`; `exists` is Ok
+    when it is reachable, `~exists` and `forall` when it is unreachable. None for a YAML test."""
+    q = getattr(test, "quantifier", None)
+    if not q or v.kind != "exists" or v.expected != "no claim":
+        return None
+    if v.status == "unknown":
+        return {"quantifier": q, "verdict": "Undecided", "why": v.detail}
+    reachable = v.detail == "condition reachable"
+    holds = reachable if q == "exists" else not reachable
+    if q == "forall":
+        why = ("validated: no outcome violates the condition" if holds else
+               "some outcome violates the condition")
+    else:
+        why = f"condition {'reachable' if reachable else 'unreachable'}"
+    return {"quantifier": q, "verdict": "Ok" if holds else "No", "why": why}
+
+
 def verdict_text(r: Result) -> str:
     parts = []
     for v in r.verdicts:
-        if v.kind == "exists" and v.expected == "no claim":
+        hv = herd_verdict(r.test, v)
+        if hv is not None:        # a .litmus test: herd's quantifier and verdict word
+            parts.append(f"{hv['quantifier']} (no claim): {hv['verdict']} ({hv['why']})")
+        elif v.kind == "exists" and v.expected == "no claim":
             parts.append(f"exists (no claim): {v.detail}" if v.status == "pass" else
                          f"exists (no claim): {v.status} ({v.detail})")
         elif v.kind == "exists":

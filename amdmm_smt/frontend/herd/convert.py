@@ -10,8 +10,8 @@ Three stages, so that control flow (issue 11) can be added later without rewriti
    AST; it rejects only what no later stage could map.
 2. `_Lower`: the AST of one thread -> LLVM IR lines, each with its .litmus line: `if` /
    `else`, `while`, `goto` and labels become blocks, `br`, `icmp` and `phi`
-   (docs/herd-import.md "Control flow"); `for`, `do`, `?:` are refused ("needs control flow,
-   not supported yet (issue 11)").
+   (docs/herd-import.md "Control flow"); `for` is parsed into its `while`, `?:` becomes a
+   `select` or a branch and a `phi`; `do`, `continue`, `break` are refused.
 3. `_emit`: the YAML text, with a map from each YAML line to the .litmus line it came from, so
    that every later error (parser, elaborator, solver) names the .litmus file and line.
 

@@ -10,7 +10,7 @@ from typing import Optional, Union
 
 from ...errors import LitmusError, show
 from .syntax import (ARITH, BARRIER_FUNCS, CONTROL_FLOW, I32_MAX, AddrOf, Assign, BinOp, Block,
-                     Call, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program, ThreadAst,
+                     Call, Cond, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program, ThreadAst,
                      Unary, Var, While)
 
 # ---- lowering one thread to LLVM IR -------------------------------------------------------
@@ -84,6 +84,38 @@ def _has_flow(body: list) -> bool:
             return True
         if isinstance(st, Block) and _has_flow(st.body):
             return True
+        if any(_expr_flow(e) for e in _stmt_exprs(st)):
+            return True
+    return False
+
+
+def _stmt_exprs(st) -> list:
+    if isinstance(st, Decl):
+        return [st.init] if st.init is not None else []
+    if isinstance(st, Assign):
+        return [st.target, st.value]
+    if isinstance(st, ExprStmt):
+        return [st.expr]
+    return []
+
+
+def _cond_branches(e: Cond) -> bool:
+    """A `?:` is lowered to a branch and a phi when an arm accesses memory (C evaluates only
+    the arm chosen) or its condition short-circuits; else to a `select`."""
+    return (_has_access(e.then) or _has_access(e.other)
+            or (isinstance(e.cond, BinOp) and e.cond.op in ("&&", "||")))
+
+
+def _expr_flow(e) -> bool:
+    """Does expression e lower to blocks (a `?:` in its branch form)?"""
+    if isinstance(e, Cond):
+        return _cond_branches(e) or any(_expr_flow(x) for x in (e.cond, e.then, e.other))
+    if isinstance(e, BinOp):
+        return _expr_flow(e.left) or _expr_flow(e.right)
+    if isinstance(e, (Unary, AddrOf, Deref)):
+        return _expr_flow(e.arg)
+    if isinstance(e, Call):
+        return any(_expr_flow(a) for a in e.args)
     return False
 
 
@@ -313,14 +345,15 @@ class _Lower:
             return
         preds = {"==": "eq", "!=": "ne", "<": "slt", ">": "sgt", "<=": "sle", ">=": "sge"}
         if isinstance(e, BinOp) and e.op in preds:
+            self.sequenced(e)
             a, b = self.value(e.left, None), self.value(e.right, None)
             if isinstance(a, ConstV) and isinstance(b, ConstV):
                 hold = _fold(e.op, a.value, b.value, self.file, e.line)
                 self.emit(f"br label %{t if hold else f}", e.line)
                 return
-            what = "a compare-exchange result in a comparison"
-            pa = self.operand(a, e.line, what)
-            pb = self.operand(b, e.line, what)
+            what = f"an operand of '{e.op}'"
+            pa = self.num(a, e.line, what)
+            pb = self.num(b, e.line, what)
             c = self.fresh(None, temp="c")
             self.emit(f"%{c} = icmp {preds[e.op]} i32 {pa}, {pb}", e.line)
             self.emit(f"br i1 %{c}, label %{t}, label %{f}", e.line)
@@ -491,7 +524,7 @@ class _Lower:
                 self.out.env[tgt.name] = self.value(s.value, tgt.name)
             elif isinstance(tgt, Deref):
                 p = self.pointer(tgt.arg, s.line)
-                v = self.operand(self.value(s.value, None), s.line,
+                v = self.num(self.value(s.value, None), s.line,
                                  f"the value stored to *{p.name}")
                 self.use(p, s.line)
                 self.emit(f"store{' volatile' if p.volatile else ''} i32 {v}, "
@@ -509,6 +542,61 @@ class _Lower:
             raise self.err(f"unsupported statement {type(s).__name__}", getattr(s, "line", 0))
 
     # values
+    def sequenced(self, e: BinOp) -> None:
+        """C11 6.5p3: the operands of `+`, `==`, ... are unsequenced; with a memory access on
+        each side a compiler may do either first (docs/herd-import.md "Unsequenced
+        operands")."""
+        if _has_access(e.left) and _has_access(e.right):
+            raise self.err(f"both operands of '{e.op}' access memory: C leaves their order "
+                           "unspecified (either may be read first); write them as separate "
+                           "statements in the order meant", e.line)
+
+    def num(self, v: Value, line: int, what: str) -> str:
+        """An i32 operand; a compare-exchange success flag becomes one (`icmp eq old,
+        expected` + `select`: 1 iff the exchange succeeded, C11 7.17.7.4)."""
+        if isinstance(v, FlagV):
+            c, r = self.fresh(None, temp="c"), self.fresh(None, temp="t")
+            self.emit(f"%{c} = icmp eq i32 %{v.old}, %{v.exp}", line)
+            self.emit(f"%{r} = select i1 %{c}, i32 1, i32 0", line)
+            return f"%{r}"
+        return self.operand(v, line, what)
+
+    def cond_value(self, e: Cond, hint: Optional[str]) -> Value:
+        """`c ? a : b` (docs/herd-import.md "Control flow"): a `select` when the arms do not
+        access memory, else a branch to blocks `cond.trueN` / `cond.falseN` and a `phi` in
+        `cond.endN` (C evaluates the condition, then only the arm chosen)."""
+        if not _cond_branches(e):
+            c = self.value(e.cond, None)
+            if isinstance(c, ConstV):
+                return self.value(e.then if c.value != 0 else e.other, hint)
+            if isinstance(c, FlagV):
+                ci = self.fresh(None, temp="c")
+                self.emit(f"%{ci} = icmp eq i32 %{c.old}, %{c.exp}", e.line)
+            else:
+                pc = self.operand(c, e.line, "the condition of '?:'")
+                ci = self.fresh(None, temp="c")
+                self.emit(f"%{ci} = icmp ne i32 {pc}, 0", e.line)
+            a = self.value(e.then, None)
+            b = self.value(e.other, None)
+            if a == b:
+                return a
+            pa = self.num(a, e.line, "an arm of '?:'")
+            pb = self.num(b, e.line, "an arm of '?:'")
+            r = self.fresh(hint, temp="t")
+            self.emit(f"%{r} = select i1 %{ci}, i32 {pa}, i32 {pb}", e.line)
+            return RegV(r)
+        t, f, j = self.label("cond.true"), self.label("cond.false"), self.label("cond.end")
+        self.branch(e.cond, t, f, e.line)
+        ins = []
+        for lab, arm in ((t, e.then), (f, e.other)):
+            self.start(lab, e.line)
+            ins.append((self.num(self.value(arm, None), e.line, "an arm of '?:'"), self.block))
+            self.emit(f"br label %{j}", e.line)
+        self.start(j, e.line)
+        r = self.fresh(hint, temp="t")
+        self.emit(f"%{r} = phi i32 " + ", ".join(f"[ {o}, %{b} ]" for o, b in ins), e.line)
+        return RegV(r)
+
     def operand(self, v: Value, line: int, what: str) -> str:
         if isinstance(v, ConstV):
             return str(v.value)
@@ -569,10 +657,12 @@ class _Lower:
             return v
         if isinstance(e, AddrOf):
             raise self.err("'&' (taking an address) is not supported", e.line)
+        if isinstance(e, Cond):
+            return self.cond_value(e, hint)
         if isinstance(e, Unary):
             a = self.value(e.arg, None)
             if not isinstance(a, ConstV) and e.op in ("-", "+", "~", "!"):
-                pa = self.operand(a, e.line, f"the operand of '{e.op}'")   # issue 11: IR ops
+                pa = self.num(a, e.line, f"the operand of '{e.op}'")   # issue 11: IR ops
                 if e.op == "+":
                     return a
                 r = self.fresh(hint, temp="t")
@@ -590,6 +680,8 @@ class _Lower:
             r = {"-": -x, "+": x, "~": ~x, "!": int(x == 0)}[e.op]
             return ConstV(_wrap(r))
         if isinstance(e, BinOp):
+            if e.op not in ("&&", "||"):
+                self.sequenced(e)
             a = self.value(e.left, None)
             b = self.value(e.right, None)
             ir_ops = {"+": "add", "-": "sub", "*": "mul", "&": "and", "|": "or", "^": "xor",
@@ -597,8 +689,8 @@ class _Lower:
             cmps = {"==": "eq", "!=": "ne", "<": "slt", ">": "sgt", "<=": "sle", ">=": "sge"}
             if not (isinstance(a, ConstV) and isinstance(b, ConstV)) and (
                     e.op in ir_ops or e.op in cmps):      # issue 11: IR arithmetic / icmp
-                pa = self.operand(a, e.line, f"an operand of '{e.op}'")
-                pb = self.operand(b, e.line, f"an operand of '{e.op}'")
+                pa = self.num(a, e.line, f"an operand of '{e.op}'")
+                pb = self.num(b, e.line, f"an operand of '{e.op}'")
                 r = self.fresh(hint, temp="t")
                 if e.op in ir_ops:
                     self.emit(f"%{r} = {ir_ops[e.op]} i32 {pa}, {pb}", e.line)
@@ -715,7 +807,7 @@ class _Lower:
             # C11 7.17.2.2: initialises the object with a non-atomic store
             nargs(2, 2)
             p = self.pointer(args[0], line)
-            v = self.operand(self.value(args[1], None), line, f"the value stored to {p.name}")
+            v = self.num(self.value(args[1], None), line, f"the value stored to {p.name}")
             if not statement:
                 raise self.err(f"{name} returns nothing", line)
             self.use(p, line)
@@ -737,7 +829,7 @@ class _Lower:
             nargs(2, 2) if not explicit else nargs(3, 4)
             p = self.pointer(args[0], line)
             no_side_effects(*args[2:])
-            v = self.operand(self.value(args[1], None), line, f"the value stored to {p.name}")
+            v = self.num(self.value(args[1], None), line, f"the value stored to {p.name}")
             (order,), sc = mo_scope(2, 1)
             if order in ("acquire", "acq_rel"):
                 raise self.err(f"{name}: memory_order_{_c_order(order)} is not a store ordering",
@@ -752,7 +844,7 @@ class _Lower:
         if m:
             nargs(2, 2) if not explicit else nargs(3, 4)
             p = self.pointer(args[0], line)
-            v = self.operand(self.value(args[1], None), line, f"the operand of {name}")
+            v = self.num(self.value(args[1], None), line, f"the operand of {name}")
             (order,), sc = mo_scope(2, 1)
             op = "xchg" if m.group(1) == "exchange" else RMW[m.group(2)]
             if op in ("min", "max") and p.unsigned:
@@ -774,7 +866,7 @@ class _Lower:
                 raise self.err(f"{name}: the expected value is held in the location the "
                                "exchange operates on", line)
             no_side_effects(*args[3:])
-            v = self.operand(self.value(args[2], None), line, f"the desired value of {name}")
+            v = self.num(self.value(args[2], None), line, f"the desired value of {name}")
             (succ, fail), sc = mo_scope(3, 2)
             if fail in ("release", "acq_rel"):
                 raise self.err(f"{name}: memory_order_{_c_order(fail)} is not a failure "
@@ -815,6 +907,8 @@ def _has_access(e) -> bool:
         return _has_access(e.left) or _has_access(e.right)
     if isinstance(e, (Unary, AddrOf)):
         return _has_access(e.arg)
+    if isinstance(e, Cond):
+        return _has_access(e.cond) or _has_access(e.then) or _has_access(e.other)
     return False
 
 

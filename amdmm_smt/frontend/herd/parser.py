@@ -9,7 +9,7 @@ from typing import Optional
 from ...errors import LitmusError, show
 from .lexer import Tok, lex
 from .syntax import (BARRIER_FUNCS, CONTROL_FLOW, I32_MIN, AddrOf, Assign, BinOp, Block, Call,
-                     CondAtom, CondOp, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program,
+                     Cond, CondAtom, CondOp, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program,
                      ThreadAst, Unary, Var, While)
 
 # ---- parsing ------------------------------------------------------------------------------
@@ -171,9 +171,16 @@ class _Parser:
             name = self.ident("a location name").val
             if bracket:
                 self.expect("]")
+            if self.at("["):
+                raise self.err(f"'{name}[...]': arrays in the initial state are not supported "
+                               "(locations are single ints; give each element a location of "
+                               "its own)", line)
             value = 0
             if self.at("="):
                 self.take()
+                if self.at("{"):
+                    raise self.err(f"'{name}' is initialised with a list: arrays in the initial "
+                                   "state are not supported (locations are single ints)", line)
                 if self.at("&") or (self.peek().kind == "id" and not self.at("(", 1)):
                     raise self.err(f"'{name}' is initialised with an address: pointer-valued "
                                    "locations are not supported", line)
@@ -246,6 +253,9 @@ class _Parser:
             self.take()
             stars += 1
         name = self.ident("a parameter name").val
+        if self.at("["):
+            raise self.err(f"parameter '{name}[]': arrays are not supported (a parameter is a "
+                           "pointer to one int location)", line)
         base = [w for w in words if w in INT_TYPES]
         other = [w for w in words if w not in INT_TYPES and w not in SPACE_WORDS
                  and w not in ("volatile", "const", "restrict")]
@@ -304,7 +314,9 @@ class _Parser:
                 lab = self.ident("a label").val
                 self.expect(";")
                 return Goto(lab, line)
-            if t.val in ("for", "do", "switch", "return", "break", "continue"):
+            if t.val == "for":
+                return self.for_stmt()
+            if t.val in ("do", "switch", "return", "break", "continue"):
                 raise self.err(f"'{t.val}' {CONTROL_FLOW}")
             if self.at(":", 1) and not re.fullmatch(r"B\d+", t.val):
                 self.take()
@@ -321,6 +333,22 @@ class _Parser:
                 return ExprStmt(e, line)
             if t.val in TYPE_WORDS:
                 return self.decl()
+        s = self.simple_stmt(line)
+        self.expect(";", " after the statement")
+        return s
+
+    def simple_stmt(self, line: int):
+        """An assignment (`=`, `+=`, ..., `x++`, `++x`) or an expression, without its `;`."""
+        if self.peek().kind == "op" and self.peek().val in ("++", "--"):
+            op = self.take().val
+            lhs = self.unary(0)
+            return Assign(lhs, BinOp(op[0], lhs, Num(1, line), line), line)
+        if (self.peek().kind == "id" and self.peek(1).kind == "op"
+                and self.peek(1).val in ("++", "--")
+                and any(self.at(x, 2) for x in (";", ")", ","))):      # `i++;`, `for (...; i++)`
+            lhs = Var(self.take().val, line)
+            op = self.take().val
+            return Assign(lhs, BinOp(op[0], lhs, Num(1, line), line), line)
         lhs = self.expr()
         if self.peek().kind == "op" and self.peek().val in ("=", "+=", "-=", "*=", "/=", "&=",
                                                             "|=", "^=", "%=", "<<=", ">>="):
@@ -328,14 +356,39 @@ class _Parser:
             rhs = self.expr()
             if op != "=":
                 rhs = BinOp(op[:-1], lhs, rhs, line)
-            self.expect(";", " after the statement")
             return Assign(lhs, rhs, line)
         if self.peek().kind == "op" and self.peek().val in ("++", "--"):
             op = self.take().val
-            self.expect(";", " after the statement")
             return Assign(lhs, BinOp(op[0], lhs, Num(1, line), line), line)
-        self.expect(";", " after the statement")
         return ExprStmt(lhs, line)
+
+    def for_stmt(self):
+        """`for (init; cond; step) body` is `{ init; while (cond) { body; step; } }` (C11
+        6.8.5.3; without `continue`, which stays refused, the two are the same). An empty
+        condition is `1`. A variable declared in init belongs to the thread's scope."""
+        line = self.take().line
+        self.expect("(", " after for")
+        init: list = []
+        if self.at(";"):
+            self.take()
+        elif self.peek().kind == "id" and self.peek().val in TYPE_WORDS:
+            d = self.decl()          # takes its ';'
+            init = d.body if isinstance(d, Block) else [d]
+        else:
+            init = [self.simple_stmt(self.peek().line)]
+            self.expect(";", " after the initialisation of the for loop")
+        cond = Num(1, line) if self.at(";") else self.expr()
+        self.expect(";", " after the condition of the for loop")
+        step: list = []
+        if not self.at(")"):
+            sline = self.peek().line
+            step = [self.simple_stmt(sline)]
+            while self.at(","):
+                self.take()
+                step.append(self.simple_stmt(self.peek().line))
+        self.expect(")", " closing the for header")
+        body = self.sub_stmt()
+        return Block(init + [While(cond, body + step, line)], line)
 
     def sub_stmt(self) -> list:
         s = self.stmt()
@@ -386,7 +439,11 @@ class _Parser:
             right = self.expr(level + 1, depth + 1)
             left = BinOp(op.val, left, right, op.line)
         if level == 0 and self.at("?"):
-            raise self.err(f"the conditional operator '?:' {CONTROL_FLOW}")
+            q = self.take()
+            then = self.expr(0, depth + 1)
+            self.expect(":", " in the conditional operator '?:'")
+            other = self.expr(0, depth + 1)
+            return Cond(left, then, other, q.line)
         return left
 
     def unary(self, depth: int):
@@ -536,10 +593,16 @@ def parse_program(text: str, file: str) -> Program:
             lines[k] = ""
     rest = "\n".join(lines[hl + 1:])
     toks = lex(rest, file, hl + 2)
-    # `1:r0` in the final condition: the thread number becomes P1
+    # `1:r0` in the final condition: the thread number becomes P1 (not the `:` of a `?:`)
+    open_q = 0
     for k in range(len(toks) - 2):
+        if toks[k].kind == "op" and toks[k].val == "?":
+            open_q += 1
+        elif toks[k].kind == "op" and toks[k].val in (";", "{", "}"):
+            open_q = 0
+        elif toks[k].kind == "op" and toks[k].val == ":" and open_q:
+            open_q -= 1
         if toks[k].kind == "num" and toks[k + 1].kind == "op" and toks[k + 1].val == ":" \
-                and toks[k + 2].kind == "id" and (k == 0 or not (toks[k - 1].kind == "op"
-                                                                 and toks[k - 1].val == "?")):
+                and toks[k + 2].kind == "id" and not open_q:
             toks[k] = Tok("id", f"P{toks[k].val}", toks[k].line, toks[k].pos, toks[k].end)
     return _Parser(toks, file, rest).program(LANGS[m.group(1).lower()], m.group(2), hl + 1)

@@ -1,6 +1,6 @@
 """herd / Dartagnan `.litmus` files: the AST of the C subset (`Program`, `ThreadAst`, statements
 `Decl Assign ExprStmt If While Goto Label Block`, expressions `Num Var Deref AddrOf Call BinOp
-Unary`)."""
+Unary Cond`). A `for` loop is parsed into its `while` (init; while (cond) { body; step; })."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Optional, Union
 
 
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
-CONTROL_FLOW = ("is not supported yet by import-herd (it lowers if / else, while and goto; "
-                "docs/herd-import.md)")
+CONTROL_FLOW = ("is not supported yet by import-herd (it lowers if / else, while, for, ?: and "
+                "goto; docs/herd-import.md)")
 ARITH = ("is not supported yet by import-herd (it maps register arithmetic and comparisons "
          "of registers; docs/herd-import.md)")
 BARRIER_FUNCS = {"barrier", "work_group_barrier"}
@@ -65,7 +65,16 @@ class Unary:
     line: int
 
 
-Expr = Union[Num, Var, Deref, AddrOf, Call, BinOp, Unary]
+@dataclass
+class Cond:
+    """C's conditional operator `cond ? then : other`."""
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"
+    line: int
+
+
+Expr = Union[Num, Var, Deref, AddrOf, Call, BinOp, Unary, Cond]
 
 
 @dataclass
