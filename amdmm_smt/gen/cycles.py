@@ -209,9 +209,11 @@ def _loc_names(k: int) -> list[str]:
 
 
 def shape_of(cycle: str) -> Optional[str]:
+    """The classic shape a cycle is, in any rotation (diy7 names cycles up to rotation)."""
     toks = cycle.replace(",", " ").split()
     for name, c in SHAPES.items():
-        if c.split() == toks:
+        ref = c.split()
+        if len(ref) == len(toks) and any(ref[i:] + ref[:i] == toks for i in range(len(ref))):
             return name
     return None
 
@@ -392,7 +394,8 @@ def generate(cycles: list[str], shapes: list[str], orders: str = "rel-acq",
     for c in cycles:
         edges = parse_cycle(c)
         canon = " ".join(e.text for e in edges)
-        jobs.append((shape_of(canon) or "+".join(e.text for e in edges), canon))
+        shape = shape_of(canon)        # a classic shape in any rotation: its own spelling
+        jobs.append((shape, SHAPES[shape]) if shape else ("+".join(e.text for e in edges), canon))
     if not jobs:
         raise GenError("nothing to generate: give --cycle or --shape")
     out: dict[str, str] = {}
