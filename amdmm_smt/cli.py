@@ -483,5 +483,58 @@ def import_herd(paths, out_dir, force, timeout, memory_mb, jobs):
         console.print(f"{src} -> {dest}", markup=False, soft_wrap=True)
 
 
+@main.command()
+@click.option("--cycle", "cycles", multiple=True, metavar="EDGES",
+              help='A relaxation cycle, e.g. "PodWW Rfe PodRR Fre" (repeatable).')
+@click.option("--shape", "shapes", multiple=True, metavar="NAME",
+              help="A classic shape: MP, SB, LB, IRIW, WRC, ISA2, 2+2W, R, S, CoRR, or all "
+                   "(repeatable).")
+@click.option("--orders", default="rel-acq", show_default=True,
+              help="Comma list of plain, mono, rel-acq, sc, or all.")
+@click.option("--scopes", default="agent", show_default=True,
+              help="Comma list of wavefront, workgroup, cluster, agent, system (wave, wg, sys), "
+                   "or all: every assignment of them to the threads.")
+@click.option("--placement", "placements", default="diff-wg", show_default=True,
+              help="Comma list of same-wave, same-wg, diff-wg, diff-cluster, diff-agent, or all.")
+@click.option("--space", "spaces", default="global", show_default=True,
+              help="Comma list of global, local, or all (local only within one workgroup).")
+@click.option("--plain-data", is_flag=True,
+              help="Only the ends of rf edges are atomic; every other access is plain.")
+@click.option("--target", default=None, help="A GPU name written into every test.")
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False),
+              help="Directory for the YAML tests (created if missing).")
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+@click.option("--list", "list_only", is_flag=True, help="Print the test names, write nothing.")
+def gen(cycles, shapes, orders, scopes, placements, spaces, plain_data, target, out_dir, force,
+        list_only):
+    """Generate litmus tests from relaxation cycles (diy7 style; docs/gen.md): one
+    DIR/<name>.yaml per test, `exists:` the cycle's outcome, no `expect:`.
+    Exit 0 on success, 2 on any error."""
+    from .gen.cycles import GenError, generate
+    try:
+        tests = generate(list(cycles), list(shapes), orders, scopes, placements, spaces,
+                         plain_data, target)
+    except GenError as e:
+        _fail2(f"gen: {e}")
+    if list_only:
+        click.echo("\n".join(n for n, _ in tests))
+        return
+    if out_dir is None:
+        _fail2("gen: --output DIR is required (or --list)")
+    dests = [(os.path.join(out_dir, n + ".yaml"), t) for n, t in tests]
+    clash = [d for d, _ in dests if os.path.exists(d)]
+    if clash and not force:
+        _fail2(f"{clash[0]}: exists; not overwritten (use --force)"
+               + (f" ({len(clash) - 1} more)" if len(clash) > 1 else ""))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        from .report.atomic import write_atomic
+        for d, t in dests:
+            write_atomic(d, t)
+    except OSError as e:
+        _fail2(f"{e.filename or out_dir}: cannot write: {e.strerror}")
+    click.echo(f"{len(dests)} test{'s' if len(dests) != 1 else ''} written to {out_dir}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
