@@ -7,7 +7,8 @@ The pipeline, one folder per stage:
   solve.py    enumerate every allowed final state; decide each expectation
   report/     table, JSON, JUnit, model diff
 Beside them: reference/ (the independent explicit engine, `--engine reference`), explain/
-(witnesses, rule families, lint), run/ (files, worker pool, limits, Dask), and the shared
+(witnesses, rule families, lint), run/ (files, worker pool, limits, Dask), gen/ (litmus tests
+from relaxation cycles, `amdmm-smt gen`), and the shared
 vocabulary ir.py, model.py (model versions as data), outcomes.py (what both engines share),
 targets.py, limits.py, errors.py; cli.py is the `amdmm-smt` command.
 """
