@@ -208,13 +208,18 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
         s.add(blk)
 
 
-def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result:
+def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
+               decide_only: bool = False) -> Result:
     """docs/semantics.md section 15: a test with control flow is the union of its path
     combinations (one path per thread, each straight-line code with branch assumptions). An
     outcome is an outcome of some combination; a combination with a path cut by the unroll
     bound that has an execution makes the bound reached (a failure, unless `bound: assume`
-    assumes such executions away); an execution that branches on undef is undefined. Every
-    outcome is listed (--decide-only does not apply)."""
+    assumes such executions away); an
+    execution that branches on undef is undefined. decide_only (docs 15.7): each combination
+    answers the expectations with its own queries (the exists query only until some
+    combination reaches the condition; one witness of a defined execution only until one is
+    found), without listing its outcomes; undefined behaviour and the bound are still asked of
+    every combination, so the verdicts are those of the listing."""
     bound = unroll_bound(test, None)
     _, _, gen = described_combos(test, bound)
     keys, _ = projection(test)
@@ -223,6 +228,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     complete, thin_air, why = True, False, ""
     cut = ub = bar_ub = None
     assumed = False
+    listed = True
     reach: list = []        # each complete combination's own exists query (docs §3)
     warnings: list = []
 
@@ -265,7 +271,9 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
                               if z3.is_true(m.eval(u, model_completion=True)))
             continue
         try:
-            r = _run_straight(ct, model, t0, max_outcomes, False)
+            r = _run_straight(ct, model, t0, max_outcomes, decide_only,
+                              skip_exists=decide_only and True in reach,
+                              witness=decide_only and not states)
         except WaveDivergent as e:
             # docs 15.9: threads of one wave that perform different barrier operations on
             # this path combination (S002 "only in wave-uniform control flow"): every
@@ -277,6 +285,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
         if bar_ub is None and r.ub is not None and (r.states or has_execution(ct)):
             bar_ub = bar_ub_record(r.ub, path)      # docs 15.9: judged over the test
         states |= set(r.states)
+        listed = listed and getattr(r, "listed", True)
         reach.append(getattr(r, "reachable", None))
         warnings += [w for w in r.warnings if w not in warnings]
         thin_air |= r.thin_air
@@ -295,6 +304,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
     limits.stage("judging")
     res = judge(test, model, keys, states_l, complete, reachable, t0, wanted)
     res.thin_air, res.why, res.warnings = thin_air, why, warnings
+    res.listed = listed
     cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed, bar_ub)
     return res
 
@@ -302,12 +312,16 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int) -> Result
 def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
               decide_only: bool) -> Result:
     if test_has_cflow(test):
-        return _run_cflow(test, model, t0, max_outcomes)
+        return _run_cflow(test, model, t0, max_outcomes, decide_only)
     return _run_straight(test, model, t0, max_outcomes, decide_only)
 
 
 def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
-                  decide_only: bool) -> Result:
+                  decide_only: bool, skip_exists: bool = False, witness: bool = False) -> Result:
+    """One straight-line test (or path combination). decide_only: no listing; skip_exists:
+    the exists query is already answered (a control-flow test's earlier combination reached
+    it); witness: with decide_only and an exists expectation, also look for one defined
+    execution (its state stands for the set: docs 15.7, whether any execution is defined)."""
     limits.stage("elaboration")
     elab = elaborate(test, model)
     limits.stage("encoding")
@@ -328,7 +342,8 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
         s.pop()
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
-    if test.exists is not None and test.expect in ("allowed", "forbidden", None):
+    if test.exists is not None and test.expect in ("allowed", "forbidden", None) \
+            and not skip_exists:
         # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
         # solver (push / pop), so the enumeration below reuses what it learnt.
         s.push()
@@ -378,6 +393,12 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
             listed = False
         else:
             listed = False
+            if witness:
+                r = _check(s)
+                if r == z3.unknown:
+                    complete, why = False, _gave_up(s)
+                elif r == z3.sat:
+                    states.append(tuple(zip(keys, proj.read(s.model()))))
     else:
         thin_air = _thin_air(test, x, s, None)
         if not thin_air:

@@ -2,6 +2,7 @@
 unroll 3 < 5 s; a ticket lock with three contenders and unroll 4 < 30 s).
 
     python3 benchmarks/cflow_scaling.py [--contenders 2,3] [--unroll 2,3,4] [--family all]
+                                        [--decide-only]
 
 Families (docs/semantics.md §15; the two-contender versions are the hand-derived tests of
 litmus/cflow/): `caslock` (CAS spin lock around a non-atomic counter), `ticket` (ticket lock),
@@ -10,7 +11,9 @@ workgroup, agent scope, `bound: assume`, every outcome enumerated and `@cnt` (or
 checked by an `exists ... forbidden`. Columns: path combinations, the candidate executions an
 explicit enumeration would face (per combination: for each read, undef or any write to its
 location; for each location, every order of its writes; summed over combinations), outcomes,
-verdict, seconds (the Z3 engine, parse to verdict).
+verdict, seconds (the Z3 engine, parse to verdict), CPU seconds of this process (Z3 included:
+the figure to compare on a shared machine). --decide-only: answer the expectation per path
+combination without listing outcomes (docs/semantics.md 15.7).
 """
 
 from __future__ import annotations
@@ -103,22 +106,24 @@ def main() -> None:
     ap.add_argument("--unroll", default="2,3,4")
     ap.add_argument("--family", default="all")
     ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--decide-only", action="store_true")
     a = ap.parse_args()
     model = get_model(None)
     fams = list(FAMILIES) if a.family == "all" else a.family.split(",")
     print(f"{'family':<10} {'C':>2} {'U':>2} {'combos':>7} {'candidates':>14} {'outcomes':>8} "
-          f"{'verdict':>8} {'seconds':>8}")
+          f"{'verdict':>8} {'seconds':>8} {'cpu':>7}")
     for fam in fams:
         for c in [int(v) for v in a.contenders.split(",")]:
             for u in [int(v) for v in a.unroll.split(",")]:
                 text = FAMILIES[fam](c, u)
                 t = parse_text(text, f"{fam}.yaml")
                 combos_n, cand = candidates(t, model)
-                t0 = time.perf_counter()
-                r = run_test(parse_text(text, f"{fam}.yaml"), model, timeout=a.timeout)
-                dt = time.perf_counter() - t0
+                t0, c0 = time.perf_counter(), time.process_time()
+                r = run_test(parse_text(text, f"{fam}.yaml"), model, timeout=a.timeout,
+                             decide_only=a.decide_only)
+                dt, dc = time.perf_counter() - t0, time.process_time() - c0
                 print(f"{fam:<10} {c:>2} {u:>2} {combos_n:>7} {cand:>15.3g} {len(r.states):>8} "
-                      f"{r.status:>8} {dt:>8.2f}", flush=True)
+                      f"{r.status:>8} {dt:>8.2f} {dc:>7.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -648,3 +648,133 @@ def cflow_undef_test(rng, name: str = "gen-undef") -> str:
     lines.append(f"unroll: {rng.choice([1, 2])}")
     lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
     return "\n".join(lines) + "\n"
+
+
+# ---- barriers and async copies under control flow (issue 18 items 1-2, docs §15.9) ---------
+
+def _cba_access(rng, tid: int, n: list, regs: list, lds: bool = True) -> str:
+    """One small access to global @x / @f or (sometimes) LDS @l0."""
+    n[0] += 1
+    loc = rng.choice(["x", "x", "f", "l0"] if lds else ["x", "x", "f"])
+    sp = 3 if loc == "l0" else 1
+    sc = rng.choice(["workgroup", "agent"])
+    if rng.random() < 0.5:
+        r = f"%v{tid}_{n[0]}"
+        regs.append(r)
+        if sp == 1 and rng.random() < 0.6:
+            return (f"{r} = load atomic i32, ptr addrspace(1) @{loc} syncscope(\"{sc}\") "
+                    f"{rng.choice(['monotonic', 'acquire'])}, align 4")
+        return f"{r} = load i32, ptr addrspace({sp}) @{loc}"
+    v = rng.randint(1, 2)
+    if sp == 1 and rng.random() < 0.6:
+        return (f"store atomic i32 {v}, ptr addrspace(1) @{loc} syncscope(\"{sc}\") "
+                f"{rng.choice(['monotonic', 'release'])}, align 4")
+    return f"store i32 {v}, ptr addrspace({sp}) @{loc}"
+
+
+def _cba_bar(rng, kind: str) -> list:
+    """One barrier phase of `kind`, with fences around it sometimes."""
+    out = []
+    if rng.random() < 0.5:
+        out.append('fence syncscope("workgroup") release')
+    if kind == "wg":
+        out.append("call void @llvm.amdgcn.s.barrier()")
+    else:
+        bid = -3 if kind == "cluster" else -1
+        out += [f"call void @llvm.amdgcn.s.barrier.signal(i32 {bid})",
+                f"call void @llvm.amdgcn.s.barrier.wait(i16 {bid})"]
+    if rng.random() < 0.5:
+        out.append(f'fence syncscope("{"agent" if kind == "cluster" else "workgroup"}") acquire')
+    return out
+
+
+_COPY = ("call void @llvm.amdgcn.load.async.to.lds.p1(ptr addrspace(1) @g{k}, "
+         "ptr addrspace(3) @l{k}, i32 4, i32 0, i32 0)")
+
+
+def cflow_bar_async_test(rng, name: str = "gen-cba") -> str:
+    """A random small test with barriers (s.barrier, split signal / wait, the cluster barrier)
+    and / or async copies, asyncmark and wait.asyncmark under branches and bounded loops
+    (docs/semantics.md 15.9): 2 threads (sometimes 3), each one of the shapes: a barrier
+    under an if on a loaded value (one side or both), a counted loop of barrier phases
+    (1-2 trips), a spin loop around a barrier phase, a counted loop of copies with a mark and
+    a wait, a copy under an if followed by a mark and a wait. Small enough for the reference
+    engine (keeps it within its candidate limit most of the time)."""
+    kind = rng.choice(["wg", "wg", "split", "cluster"])
+    target = {"wg": rng.choice(["gfx942", "gfx1200"]), "split": "gfx1200",
+              "cluster": "gfx1250"}[kind]
+    nthreads = rng.choice([2, 2, 2, 3])
+    lines = [f"name: {name}", "description: generated", f"target: {target}", "memory:",
+             "  x: {space: global, init: 0}", "  f: {space: global, init: 0}",
+             "  g0: {space: global, init: 10}", "  g1: {space: global, init: 11}",
+             "  l0: {space: local, init: 0}", "  l1: {space: local, init: 0}", "threads:"]
+    shapes = ["ifbar", "ifbar2", "countbar", "spinbar", "asyncloop", "asyncif", "plain"]
+    for tid in range(nthreads):
+        regs: list = []
+        n = [0]
+        code = ["entry:"]
+        wg = tid % 2 if kind == "cluster" else 0
+        lds = wg == 0           # LDS is per workgroup (one workgroup uses it)
+        shape = rng.choice(shapes if lds else shapes[:4] + shapes[6:])
+        if rng.random() < 0.5:
+            code.append(_cba_access(rng, tid, n, regs, lds))
+        if shape in ("ifbar", "ifbar2", "asyncif"):
+            code.append(f"%a{tid} = load atomic i32, ptr addrspace(1) @f "
+                        f"syncscope(\"agent\") {rng.choice(['monotonic', 'acquire'])}, align 4")
+            code.append(f"%c{tid} = icmp eq i32 %a{tid}, {rng.randint(0, 1)}")
+            code.append(f"br i1 %c{tid}, label %then, label %else")
+            code.append("then:")
+            if shape == "asyncif":
+                code.append(_COPY.format(k=0))
+            else:
+                code += _cba_bar(rng, kind)
+            code.append("br label %join")
+            code.append("else:")
+            if shape == "ifbar2":
+                code += _cba_bar(rng, kind)
+            elif shape == "asyncif" and rng.random() < 0.5:
+                code.append(_COPY.format(k=1))
+            code.append("br label %join")
+            code.append("join:")
+            if shape == "asyncif":
+                code.append("call void @llvm.amdgcn.asyncmark()")
+                code.append(f"call void @llvm.amdgcn.wait.asyncmark(i16 {rng.choice([0, 0, 1])})")
+                code.append(f"%u{tid} = load i32, ptr addrspace(3) @l{rng.randint(0, 1)}")
+        elif shape in ("countbar", "asyncloop"):
+            trips = rng.choice([1, 2])
+            code.append("br label %loop")
+            code.append("loop:")
+            code.append(f"%i{tid} = phi i32 [ 0, %entry ], [ %n{tid}, %loop ]")
+            if shape == "countbar":
+                code.append(_cba_access(rng, tid, n, regs, lds))
+                code += _cba_bar(rng, kind)
+            else:
+                code.append(_COPY.format(k=rng.randint(0, 1)))
+                code.append("call void @llvm.amdgcn.asyncmark()")
+                code.append(f"call void @llvm.amdgcn.wait.asyncmark(i16 {rng.choice([0, 1])})")
+                code.append(f"%u{tid} = load i32, ptr addrspace(3) @l{rng.randint(0, 1)}")
+            code.append(f"%n{tid} = add i32 %i{tid}, 1")
+            code.append(f"%k{tid} = icmp slt i32 %n{tid}, {trips}")
+            code.append(f"br i1 %k{tid}, label %loop, label %done")
+            code.append("done:")
+        elif shape == "spinbar":
+            code.append("br label %spin")
+            code.append("spin:")
+            code += _cba_bar(rng, kind)
+            code.append(f"%s{tid} = load atomic i32, ptr addrspace(1) @f "
+                        f"syncscope(\"{rng.choice(['agent', 'workgroup'])}\") monotonic, align 4")
+            code.append(f"%w{tid} = icmp eq i32 %s{tid}, 0")
+            code.append(f"br i1 %w{tid}, label %spin, label %out")
+            code.append("out:")
+        else:
+            code += _cba_bar(rng, kind)
+            if rng.random() < 0.5:
+                code.append(f"store atomic i32 1, ptr addrspace(1) @f syncscope(\"agent\") "
+                            f"{rng.choice(['monotonic', 'release'])}, align 4")
+        code.append(_cba_access(rng, tid, n, regs, lds))
+        wave = 0 if (tid == 1 and kind != "cluster" and rng.random() < 0.15) else tid
+        lines += [f"  T{tid}:", f"    workgroup: {wg}", f"    wavefront: {wave}", "    code: |"]
+        lines += [f"      {ln}" for ln in code]
+    lines.append(f"unroll: {rng.choice([1, 2])}")
+    lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
+    return "\n".join(lines) + "\n"

@@ -202,3 +202,21 @@ def test_engines_agree_on_corpus(name):
         assert a.thin_air and a.states == b.states == [] and a.status == "pass"
         return
     assert a.states == b.states and a.status == b.status == "pass"
+
+
+@pytest.mark.parametrize("engine", [run_test, run_reference])
+def test_barrier_ub_on_an_infeasible_combination_is_not_counted(engine):
+    """docs 15.9 (R-cf-bar-feasible): litmus/barrier/bar-infeasible-path-ub-not-counted is
+    defined although one of its combinations has waves diverging at the barrier (its branch
+    assumption cannot hold: nothing writes @x). The same test with a store of 1 to @x makes
+    that combination feasible: undefined in some executions (wave-divergent)."""
+    m = get_model(None)
+    path = os.path.join(ROOT, "litmus/barrier/bar-infeasible-path-ub-not-counted.yaml")
+    r = engine(parse_file(path), m)
+    assert r.status == "pass" and not r.ub
+    text = open(path).read().replace(
+        "      call void @llvm.amdgcn.s.barrier()\noutcomes:",
+        "      store atomic i32 1, ptr addrspace(1) @x syncscope(\"agent\") monotonic, align 4\n"
+        "      call void @llvm.amdgcn.s.barrier()\noutcomes:")
+    r = engine(parse_text(text, "mutant.yaml"), m)
+    assert r.ub and r.ub["rule"] == "wave-divergent" and r.ub["all"] is False

@@ -76,3 +76,32 @@ def test_ci_doc_diff_command_works_with_a_model_file(tmp_path):
         os.chdir(cwd)
     assert r.exit_code in (0, 1), r.output
     assert "tests compared" in (tmp_path / "diff.md").read_text()
+
+
+def _yaml_blocks(text: str) -> list:
+    return re.findall(r"```yaml\n(.*?)```", text, re.S)
+
+
+def test_readme_loop_with_barriers_verifies(tmp_path):
+    """issue 18: the README's loop with a barrier verifies as it says (forbidden: W1's sum is
+    always 3), and dropping its write-after-read barrier finds the race (the sum can be
+    something else: the first read races with the second store)."""
+    readme = read("README.md")
+    block = next(b for b in _yaml_blocks(readme) if "s.barrier" in b and "br label" in b)
+    f = tmp_path / "loop.yaml"
+    f.write_text(block)
+    r = CliRunner().invoke(main, ["verify", "--no-timing", str(f)])
+    assert r.exit_code == 0, r.output
+    racy = "\n".join(ln for ln in block.splitlines()
+                     if "write-after-read" not in ln).replace(
+        '        fence syncscope("workgroup") release\n        call void @llvm.amdgcn.s.barrier()'
+        '\n        fence syncscope("workgroup") acquire\n        %c', "        %c")
+    f.write_text(racy)
+    r = CliRunner().invoke(main, ["verify", "--no-timing", str(f)])
+    assert r.exit_code == 1 and "condition reachable" in r.output, r.output
+
+
+def test_litmus_format_pipeline_loop_is_the_corpus_file():
+    doc = read("docs", "litmus-format.md")
+    pipe = read("litmus", "async", "async-pipeline-2waves-war-barrier.yaml")
+    assert any(b == pipe[pipe.index("unroll: 2"):] for b in _yaml_blocks(doc))

@@ -7,6 +7,8 @@ test silences warnings by name with the top-level key `silence: [name, ...]`.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..errors import Warn
 from ..errors import WARNINGS, ELAB_WARNINGS, ALL_WARNINGS  # noqa: F401 (the catalogue)
 from ..elaborate.events import (SYNC_AS_PREFIX, Elab, Event, compatible, may_acquire,
@@ -23,12 +25,69 @@ def Warning(name: str, file: str, line: int, message: str) -> Warn:
 
 def lint(test: Test, elab: Elab) -> list[Warn]:
     """Every warning for the test, minus those it silences; sorted by line, then name."""
-    out: list[Warning] = []
+    return _finish(test, [w for w, _ in _lint_events(test, elab)])
+
+
+def _finish(test: Test, out: list) -> list[Warn]:
+    silenced = set(getattr(test, "silence", None) or ())
+    out = [w for w in out if w.code not in silenced]
+    return sorted(set(out), key=lambda w: (w.line, w.code, w.message))
+
+
+MAX_LINT_COMBOS = 2000
+
+
+def lint_test(test: Test, model, unroll: Optional[int] = None) -> list[Warn]:
+    """lint for any test: a straight-line test directly; a test with control flow per complete
+    path combination (docs 15.7, reading R-cf-lint; a combination whose waves diverge at a
+    barrier is undefined in every execution, 15.9, and not counted): a warning about line L is kept only if,
+    on every complete combination that executes L, it fires on every execution of L (every
+    event of the line), so a claim like read-always-undef ("undef in every execution") holds
+    for every execution of every combination, whichever have executions. Combinations with a
+    path cut by the bound are not counted (their executions are no outcome: 15.2). More than
+    MAX_LINT_COMBOS combinations: no warnings (lint is a hint, never a verdict)."""
+    from ..elaborate.barrier import WaveDivergent
+    from ..elaborate.cflow import combos, test_has_cflow, unroll_bound
+    from ..elaborate.events import elaborate
+    if not test_has_cflow(test):
+        return lint(test, elaborate(test, model))
+    _, total, gen = combos(test, unroll_bound(test, unroll))
+    if total > MAX_LINT_COMBOS:
+        return []
+    first: dict = {}              # (code, line) -> its first warning
+    seen: list = []               # per complete combination: (lines executed, warnings full)
+    for ct, cut in gen:
+        if cut:
+            continue
+        try:
+            el = elaborate(ct, model)
+        except WaveDivergent:       # docs 15.9: every execution of it is undefined
+            continue
+        lines: dict = {}
+        for e in el.events:
+            if not e.is_init and e.instr is not None:
+                lines.setdefault(e.instr.line, set()).add(e.id)
+        fired: dict = {}
+        for w, eid in _lint_events(ct, el):
+            fired.setdefault((w.code, w.line), set()).add(eid)
+            first.setdefault((w.code, w.line), w)
+        seen.append((set(lines), {k for k, ids in fired.items()
+                                  if ids >= lines.get(k[1], set())}))
+    kept = {k: w for k, w in first.items()
+            if all(k in full for lines, full in seen if k[1] in lines)}
+    out = [Warn(w.code, f"{w.message} (on every path combination that executes line "
+                f"{w.line})", w.file, w.line) for w in kept.values()]
+    return _finish(test, out)
+
+
+def _lint_events(test: Test, elab: Elab) -> list:
+    """(warning, the event it is about), every warning of the straight-line test."""
+    out: list = []
     ev = [e for e in elab.events if not e.is_init]
     f = test.file
 
     def warn(name: str, e: Event, msg: str) -> None:
-        out.append(Warning(name, f, e.instr.line, msg))
+        out.append((Warning(name, f, e.instr.line, msg), e.id))
 
     # scopes-never-inclusive
     for a in ev:
@@ -115,9 +174,7 @@ def lint(test: Test, elab: Elab) -> list[Warn]:
                  f"{e.label}: its MMRA tags are incompatible with every synchronizing "
                  f"operation of its thread ({', '.join(s.label for s in syncs)}): they do not "
                  "order it")
-    silenced = set(getattr(test, "silence", None) or ())
-    out = [w for w in out if w.code not in silenced]
-    return sorted(set(out), key=lambda w: (w.line, w.code, w.message))
+    return out
 
 
 def _may_execute_before(el: Elab) -> set:

@@ -132,6 +132,7 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     it. With control flow (docs 15.6) the witness comes from one combination of thread paths,
     and the families must forbid the condition in every combination."""
     from .. import limits
+    from ..elaborate.barrier import WaveDivergent
     t0 = time.perf_counter()
     deadline = t0 + timeout
     ex = Explanation(test, model.name, cond.text, None)
@@ -144,7 +145,12 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     for i, ct in enumerate(combos):
         limits.stage("encoding" if len(combos) == 1 else
                      f"encoding (path combination {i + 1} of {len(combos)})")
-        t = _Tracked(ct, model, cond)
+        try:
+            t = _Tracked(ct, model, cond)
+        except WaveDivergent:
+            # docs 15.9: its waves diverge at a barrier, every execution of it is undefined
+            # (R-cf-bar-wave): no witness there, and nothing to forbid
+            continue
         setups.append(t)
         limits.stage("solving")
         r = t.check(t.order, deadline)

@@ -169,11 +169,11 @@ def lint_tests(tests: list[Test], model_name: Optional[str]) -> dict:
     """Static warnings per test file (amdmm_smt/explain/lint.py). A test that cannot be elaborated
     has none here: its error is reported by the run."""
     from ..elaborate.events import elaborate
-    from ..explain.lint import lint
+    from ..explain.lint import lint_test
     out = {}
     for t in tests:
         try:
-            out[t.file] = lint(t, elaborate(t, model_for(t, model_name)))
+            out[t.file] = lint_test(t, model_for(t, model_name))
         except LitmusError:
             out[t.file] = []
     return out
