@@ -59,7 +59,15 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
                                ops=tuple(f(o) for o in ins.ops)))
         return res
 
+    # an explicit stack, not recursion: a path is as long as the blocks it runs (a loop of 16
+    # blocks at unroll 64 is 1024 steps deep, issue 22 item 8); successors are visited in the
+    # order the recursive walk visited them, so the paths come out in the same order
+    todo: list = [(0, None, tuple(0 for _ in blocks), [], {}, {})]
+
     def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict):
+        todo.append((bi, pred, counts, code, inst, count))
+
+    def step(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict):
         if len(out) > MAX_PATHS:
             raise LitmusError(f"thread {t.name} has more than {MAX_PATHS} paths under unroll "
                               f"{bound}; lower the bound", file, t.line)
@@ -98,14 +106,17 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
             run(index[term.targets[0]], bi, counts, code, inst, count)
             return
         c = _ren(term.ops[0], inst)
+        nxt = []
         for val, tg in ((1, term.targets[0]), (0, term.targets[1])):
             if isinstance(c, int):
                 if c == val:
-                    run(index[tg], bi, counts, code, inst, count)
+                    nxt.append((index[tg], bi, counts, code, inst, count))
                 continue
-            step = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
-            run(index[tg], bi, counts, code + [step], inst, count)
-    run(0, None, tuple(0 for _ in blocks), [], {}, {})
+            assume = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
+            nxt.append((index[tg], bi, counts, code + [assume], inst, count))
+        todo.extend(reversed(nxt))
+    while todo:
+        step(*todo.pop())
     return out
 
 

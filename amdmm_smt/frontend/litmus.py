@@ -688,7 +688,8 @@ def parse_text(text: str, file: str) -> Test:
     except LitmusError:
         raise
     except RecursionError:
-        raise LitmusError("input nests too deeply", file, None) from None
+        raise LitmusError("too deep (the input nests more deeply than it can be read)", file,
+                          1) from None
     except Exception as e:   # a bug of ours: still one line, never a traceback
         raise LitmusError(f"internal error while parsing ({type(e).__name__}: {show(str(e))})",
                           file, None) from None

@@ -58,6 +58,13 @@ class CallError(Exception):
     """Raised by a `call` with its whole one-line message (`FILE:LINE: problem`)."""
 
 
+def _too_deep(file: str, line: int) -> str:
+    """A program nested or unrolled beyond what a stage can follow (issue 22 item 8): said as
+    what it is, with the test's line, never as an internal error."""
+    return (f"{file}:{line}: too deep (the program is nested or unrolled more deeply than "
+            f"this tool can follow; lower `unroll` or flatten the code)")
+
+
 _NOTIFY: list = [None]
 _TOLD: list = [None]
 
@@ -82,6 +89,10 @@ def _execute_call(task: Task, notify) -> Outcome:
         return _TOLD[0], Stopped(e.reason), None
     except (LitmusError, CallError) as e:
         return None, None, str(e)
+    except RecursionError:
+        t = _TOLD[0]
+        return None, None, _too_deep(t.file, t.line) if t is not None else \
+            _too_deep(task.file or "<input>", 1)
     except Exception as e:  # never a traceback
         if limits.is_out_of_memory(e):
             return _TOLD[0], Stopped(limits.memory_exceeded().reason), None
@@ -144,6 +155,8 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
             return test, limit_result(test, model, e.reason, time.perf_counter() - t0), None
         except LitmusError as e:
             return test, None, str(e)
+        except RecursionError:
+            return test, None, _too_deep(test.file, test.line)
         except Exception as e:  # never a traceback: report and fail the run
             if limits.is_out_of_memory(e):
                 return test, limit_result(test, model, limits.memory_exceeded().reason,

@@ -51,7 +51,8 @@ def convert_text(text: str, file: str) -> Imported:
     except LitmusError:
         raise
     except RecursionError:
-        raise LitmusError("input nests too deeply", file, None) from None
+        raise LitmusError("too deep (the input nests more deeply than it can be read)", file,
+                          1) from None
     except Exception as e:   # a bug of ours: still one line, never a traceback
         raise LitmusError(f"internal error while importing ({type(e).__name__}: "
                           f"{show(str(e))})", file, None) from None
