@@ -39,6 +39,7 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _safe_streams()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as e:
@@ -53,6 +54,17 @@ class _Group(click.Group):
             Console(stderr=True).print("aborted", markup=False)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _safe_streams() -> None:
+    """Text a stream's encoding cannot hold (a name outside the BMP on an ASCII or Latin-1
+    terminal, PYTHONIOENCODING=ascii) is written escaped (`\\U0001f600`), never a
+    UnicodeEncodeError that loses the summary (issue 22 item 9)."""
+    for s in (sys.stdout, sys.stderr):
+        try:
+            s.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 def _show(text: str) -> str:
