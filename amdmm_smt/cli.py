@@ -454,7 +454,7 @@ def import_herd(paths, out_dir, force, timeout, memory_mb, jobs):
     for p in paths:
         if os.path.isdir(p):
             found = sorted(os.path.join(r, n) for r, _, ns in os.walk(p) for n in ns
-                           if n.endswith(".litmus"))
+                           if n.lower().endswith(".litmus"))   # any case, like verify
             if not found:
                 errors.append(f"{p}: no *.litmus files in this directory")
             files += found
