@@ -1,6 +1,6 @@
 """The `amdmm-smt` command. Exit status (docs/litmus-format.md): 0 every expectation holds,
 1 some expectation fails or could not be decided, 2 malformed input, a bad option or a missing
-path (always one line, never a traceback)."""
+path (always one line, never a traceback), 130 interrupted (^C)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from .errors import LitmusError
 # Start-up (issue 16 item 5): this module imports only click; every command imports what it
 # uses (the solver, rich, the herd importer, Dask) when it runs, so `--help` and a per-file
 # hook pay for nothing they do not use. benchmarks/startup.py measures it.
+EXIT_INTERRUPTED = 130   # ^C; docs/litmus-format.md "Exit status"
 MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all
 
 
@@ -50,7 +51,12 @@ class _Group(click.Group):
             _fail2(f"{where}: {_show(e.format_message())} (see --help)")
         except click.ClickException as e:
             _fail2(f"amdmm-smt: {_show(e.format_message())}")
-        except click.exceptions.Abort:
+        except click.exceptions.Abort as e:
+            # ^C (issue 22 item 11): 130 (128 + SIGINT, what a shell reports), so a CI can
+            # tell an interrupted run from a failing one (1)
+            if isinstance(e.__cause__, KeyboardInterrupt):
+                Console(stderr=True).print("aborted: interrupted (exit 130)", markup=False)
+                sys.exit(EXIT_INTERRUPTED)
             Console(stderr=True).print("aborted", markup=False)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)

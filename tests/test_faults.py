@@ -412,7 +412,7 @@ def test_ctrl_c_under_dask_is_quiet_and_leaves_nothing_running(tmp_path):
         time.sleep(1)
         os.killpg(p.pid, signal.SIGINT)       # ^C at a terminal: the whole process group
         out, err = p.communicate(timeout=60)
-        assert p.returncode == 1 and "aborted" in err, err
+        assert p.returncode == 130 and "aborted: interrupted" in err, err   # issue 22 item 11
         assert "Traceback" not in err, err
         assert all(_wait_gone(x, 15) for x in everyone)
     finally:
@@ -467,3 +467,52 @@ def test_outputs_are_written_atomically(tmp_path, case):
                         capture_output=True, timeout=120)  # without the limit: written whole
     assert ok.returncode in (0, 1), ok.stderr
     assert dest.read_text() != "OLD" and sorted(os.listdir(out_dir)) == [dest.name]
+
+
+# --- issue 22 item 11: what an interruption and an outside kill are called ------------------
+
+def test_ctrl_c_exits_130_not_the_status_of_a_failed_test(tmp_path):
+    (tmp_path / "big.yaml").write_text(big_test(10, 20))
+    p = subprocess.Popen([sys.executable, "-m", "amdmm_smt.cli", "verify", "--timeout", "300",
+                          str(tmp_path)], cwd=ROOT, text=True, start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    workers = []
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not workers:
+            workers = [c for c in _children(p.pid) if not _gone(c)]
+            time.sleep(0.1)
+        assert workers
+        time.sleep(0.5)
+        os.killpg(p.pid, signal.SIGINT)       # ^C at a terminal: the whole process group
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130, (p.returncode, err)
+        assert "aborted: interrupted" in err and "Traceback" not in err, err
+        assert all(_wait_gone(w) for w in workers)
+    finally:
+        _kill(workers)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+
+
+def test_outside_kill_under_memory_is_not_called_out_of_memory(monkeypatch):
+    """A worker killed (SIGKILL) from outside while --memory is set: it said "out of memory";
+    it says the worker was killed, not by amdmm-smt and not for --memory."""
+    import amdmm_smt.solve as solve
+    real = solve.run_test
+
+    def run_test(test, *a, **k):
+        if test.file == FILES[1]:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(test, *a, **k)
+    monkeypatch.setattr(solve, "run_test", run_test)
+    r = CliRunner().invoke(main, ["verify", "--json", "--no-timing", "--memory", "2048",
+                                  *FILES[:2]])
+    recs = _records(r.output)
+    assert r.exit_code == 1, r.output
+    lost = [x for x in recs if x["status"] != "pass"]
+    assert len(lost) == 1 and lost[0]["file"] == FILES[1], lost
+    limit = lost[0]["limit"]
+    assert limit.startswith("worker process killed by SIGKILL during "), limit
+    assert "out of memory" not in limit and "killed from outside" in limit, limit

@@ -287,6 +287,7 @@ class _Worker:
         self.stage = "starting"
         self.started = 0.0
         self.base_rss = 0
+        self.peak = 0
         self.dead = False
 
     def give(self, task: Task) -> bool:
@@ -295,6 +296,7 @@ class _Worker:
         self.task, self.test, self.stage = task, task.test, "starting"
         self.started = time.monotonic()
         self.base_rss = _rss(self.pid)
+        self.peak = 0          # resident growth over base_rss at the last memory poll
         try:
             self.conn.send(task)
         except (OSError, ValueError):      # BrokenPipeError, ConnectionResetError, closed
@@ -481,19 +483,31 @@ def run_tasks(tasks: list[Task], jobs: int,
                         pending.appendleft(w.task)
                         w.task = None
                         continue
+                    reason = f"worker process {how} during {w.stage}"
                     if w.task.memory_mb and how == "killed by SIGKILL":
-                        reason = (f"{limits.memory_reason(w.task.memory_mb, w.stage)} "
-                                  f"(worker process {how})")
-                    else:
-                        reason = f"worker process {how} during {w.stage}"
+                        # not --memory (the loop below stops a worker over its budget and
+                        # says so): a kill from outside, or the system's out-of-memory
+                        # killer; say which it looks like, from the last memory poll
+                        # (issue 22 item 11: an external kill was called "out of memory")
+                        grown = w.peak >> 20
+                        if w.peak > (w.task.memory_mb << 20) // 2:
+                            reason += (f" (not by amdmm-smt; it had grown by {grown} MiB of "
+                                       f"--memory {w.task.memory_mb} MiB: the system's "
+                                       f"out-of-memory killer?)")
+                        else:
+                            reason += (f" (not by amdmm-smt, not for --memory: it had grown by "
+                                       f"{grown} MiB of {w.task.memory_mb} MiB; killed from "
+                                       f"outside)")
                     stopped(w, reason)
             now = time.monotonic()
             for fd, w in list(busy.items()):
                 reason = None
                 if now > w.started + w.task.timeout + limits.GRACE:
                     reason = limits.timeout_reason
-                elif w.task.memory_mb and _rss(w.pid) - w.base_rss > w.task.memory_mb << 20:
-                    reason = limits.memory_reason
+                elif w.task.memory_mb:
+                    w.peak = max(w.peak, _rss(w.pid) - w.base_rss)
+                    if w.peak > w.task.memory_mb << 20:
+                        reason = limits.memory_reason
                 if reason:
                     del busy[fd]
                     last = w.drain()     # the last stage it reported, the test it parsed
