@@ -4,6 +4,7 @@ path (always one line, never a traceback), 130 interrupted (^C)."""
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import sys
@@ -42,6 +43,17 @@ class _Group(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         _safe_streams()
         try:
+            self._main(args, prog_name, complete_var, **extra)
+        except SystemExit:
+            _flush_stdout()       # now, while a failure can still be reported (exit 2)
+            raise
+        except OSError as e:
+            if e.errno not in _WRITE_ERRNOS:
+                raise
+            _stdout_failed(e)
+
+    def _main(self, args, prog_name, complete_var, **extra):
+        try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as e:
             e.show()
@@ -60,6 +72,38 @@ class _Group(click.Group):
             Console(stderr=True).print("aborted", markup=False)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
+
+
+def _stdout_failed(e: OSError) -> None:
+    """The output could not be written (a full disk under `> FILE`, issue 22 item 12): one
+    line on stderr, exit 2 (the verdict printed is incomplete, so it is not the run's), and
+    the rest of the buffer dropped, so that Python's own flush at exit fails no more."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        sys.stderr.write(f"amdmm-smt: cannot write the output (stdout): "
+                         f"{(e.strerror or str(e))}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+    os._exit(2)
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        if e.errno in _WRITE_ERRNOS:
+            _stdout_failed(e)
+    except ValueError:        # closed
+        pass
 
 
 def _safe_streams() -> None:
