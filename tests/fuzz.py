@@ -191,7 +191,7 @@ def _deep(rnd: random.Random) -> tuple[str, str]:
     """(file name, text): a long loop under a large unroll, or `if` / blocks nested far."""
     k = rnd.randrange(3)
     if k == 0:
-        n, unroll = rnd.choice([4, 16, 40]), rnd.choice([8, 64, 200, 1000])
+        n, unroll = rnd.choice([4, 16, 40]), rnd.choice([8, 32, 64, 64, 65, 1000])
         g = "ptr addrspace(1)"
         code = ["entry:", "  br label %b0"]
         for i in range(n - 1):
