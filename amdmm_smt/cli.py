@@ -1,9 +1,10 @@
 """The `amdmm-smt` command. Exit status (docs/litmus-format.md): 0 every expectation holds,
 1 some expectation fails or could not be decided, 2 malformed input, a bad option or a missing
-path (always one line, never a traceback)."""
+path (always one line, never a traceback), 130 interrupted (^C)."""
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import sys
@@ -18,6 +19,7 @@ from .errors import LitmusError
 # Start-up (issue 16 item 5): this module imports only click; every command imports what it
 # uses (the solver, rich, the herd importer, Dask) when it runs, so `--help` and a per-file
 # hook pay for nothing they do not use. benchmarks/startup.py measures it.
+EXIT_INTERRUPTED = 130   # ^C; docs/litmus-format.md "Exit status"
 MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all
 
 
@@ -39,6 +41,18 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _safe_streams()
+        try:
+            self._main(args, prog_name, complete_var, **extra)
+        except SystemExit:
+            _flush_stdout()       # now, while a failure can still be reported (exit 2)
+            raise
+        except OSError as e:
+            if e.errno not in _WRITE_ERRNOS:
+                raise
+            _stdout_failed(e)
+
+    def _main(self, args, prog_name, complete_var, **extra):
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as e:
@@ -49,10 +63,58 @@ class _Group(click.Group):
             _fail2(f"{where}: {_show(e.format_message())} (see --help)")
         except click.ClickException as e:
             _fail2(f"amdmm-smt: {_show(e.format_message())}")
-        except click.exceptions.Abort:
+        except click.exceptions.Abort as e:
+            # ^C (issue 22 item 11): 130 (128 + SIGINT, what a shell reports), so a CI can
+            # tell an interrupted run from a failing one (1)
+            if isinstance(e.__cause__, KeyboardInterrupt):
+                Console(stderr=True).print("aborted: interrupted (exit 130)", markup=False)
+                sys.exit(EXIT_INTERRUPTED)
             Console(stderr=True).print("aborted", markup=False)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
+
+
+def _stdout_failed(e: OSError) -> None:
+    """The output could not be written (a full disk under `> FILE`, issue 22 item 12): one
+    line on stderr, exit 2 (the verdict printed is incomplete, so it is not the run's), and
+    the rest of the buffer dropped, so that Python's own flush at exit fails no more."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        sys.stderr.write(f"amdmm-smt: cannot write the output (stdout): "
+                         f"{(e.strerror or str(e))}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+    os._exit(2)
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        if e.errno in _WRITE_ERRNOS:
+            _stdout_failed(e)
+    except ValueError:        # closed
+        pass
+
+
+def _safe_streams() -> None:
+    """Text a stream's encoding cannot hold (a name outside the BMP on an ASCII or Latin-1
+    terminal, PYTHONIOENCODING=ascii) is written escaped (`\\U0001f600`), never a
+    UnicodeEncodeError that loses the summary (issue 22 item 9)."""
+    for s in (sys.stdout, sys.stderr):
+        try:
+            s.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 def _show(text: str) -> str:
@@ -442,7 +504,7 @@ def import_herd(paths, out_dir, force, timeout, memory_mb, jobs):
     for p in paths:
         if os.path.isdir(p):
             found = sorted(os.path.join(r, n) for r, _, ns in os.walk(p) for n in ns
-                           if n.endswith(".litmus"))
+                           if n.lower().endswith(".litmus"))   # any case, like verify
             if not found:
                 errors.append(f"{p}: no *.litmus files in this directory")
             files += found

@@ -75,9 +75,28 @@ class Warn:
     def __reduce__(self):
         return (Warn, (self.code, self.message, self.file, self.line))
 
+def printable(text: str) -> str:
+    """`text` with every character a terminal, a log or an XML file could take for something
+    else escaped as Python writes it (`\\x1b`, `\\u202e`, a lone surrogate `\\ud83d`):
+    control and format characters, separators other than space, surrogates (issue 22 item 9:
+    test names are shown safely whatever they hold). Printable text, emoji included, is kept."""
+    if text.isprintable():
+        return text
+    out = []
+    for c in text:
+        if c.isprintable():
+            out.append(c)
+        else:
+            o = ord(c)
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000
+                       else f"\\U{o:08x}")
+    return "".join(out)
+
+
 def show(text: str, limit: int = 80) -> str:
-    """User text echoed in a one-line message: whitespace collapsed, newlines escaped."""
-    t = text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " ")
+    """User text echoed in a one-line message: whitespace collapsed, newlines escaped, every
+    other character that is not printable escaped (`printable`)."""
+    t = printable(text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " "))
     return t if len(t) <= limit else t[:limit] + "..."
 
 

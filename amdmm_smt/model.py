@@ -299,7 +299,7 @@ def get_model(name_or_file: Optional[str]) -> Model:
     """A model by name (from models/) or by path; None gives the default (seed) model."""
     from .errors import show
     name = name_or_file or DEFAULT_MODEL
-    if os.path.sep in name or name.endswith((".yaml", ".yml")):
+    if os.path.sep in name or name.lower().endswith((".yaml", ".yml")):   # any case
         if not os.path.exists(name):
             raise LitmusError(f"model file '{show(name)}' does not exist", name)
         return load_model_file(name)

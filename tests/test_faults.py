@@ -412,7 +412,7 @@ def test_ctrl_c_under_dask_is_quiet_and_leaves_nothing_running(tmp_path):
         time.sleep(1)
         os.killpg(p.pid, signal.SIGINT)       # ^C at a terminal: the whole process group
         out, err = p.communicate(timeout=60)
-        assert p.returncode == 1 and "aborted" in err, err
+        assert p.returncode == 130 and "aborted: interrupted" in err, err   # issue 22 item 11
         assert "Traceback" not in err, err
         assert all(_wait_gone(x, 15) for x in everyone)
     finally:
@@ -467,3 +467,127 @@ def test_outputs_are_written_atomically(tmp_path, case):
                         capture_output=True, timeout=120)  # without the limit: written whole
     assert ok.returncode in (0, 1), ok.stderr
     assert dest.read_text() != "OLD" and sorted(os.listdir(out_dir)) == [dest.name]
+
+
+# --- issue 22 item 11: what an interruption and an outside kill are called ------------------
+
+def test_ctrl_c_exits_130_not_the_status_of_a_failed_test(tmp_path):
+    (tmp_path / "big.yaml").write_text(big_test(10, 20))
+    p = subprocess.Popen([sys.executable, "-m", "amdmm_smt.cli", "verify", "--timeout", "300",
+                          str(tmp_path)], cwd=ROOT, text=True, start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    workers = []
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not workers:
+            workers = [c for c in _children(p.pid) if not _gone(c)]
+            time.sleep(0.1)
+        assert workers
+        time.sleep(0.5)
+        os.killpg(p.pid, signal.SIGINT)       # ^C at a terminal: the whole process group
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130, (p.returncode, err)
+        assert "aborted: interrupted" in err and "Traceback" not in err, err
+        assert all(_wait_gone(w) for w in workers)
+    finally:
+        _kill(workers)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+
+
+def test_outside_kill_under_memory_is_not_called_out_of_memory(monkeypatch):
+    """A worker killed (SIGKILL) from outside while --memory is set: it said "out of memory";
+    it says the worker was killed, not by amdmm-smt and not for --memory."""
+    import amdmm_smt.solve as solve
+    real = solve.run_test
+
+    def run_test(test, *a, **k):
+        if test.file == FILES[1]:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(test, *a, **k)
+    monkeypatch.setattr(solve, "run_test", run_test)
+    r = CliRunner().invoke(main, ["verify", "--json", "--no-timing", "--memory", "2048",
+                                  *FILES[:2]])
+    recs = _records(r.output)
+    assert r.exit_code == 1, r.output
+    lost = [x for x in recs if x["status"] != "pass"]
+    assert len(lost) == 1 and lost[0]["file"] == FILES[1], lost
+    limit = lost[0]["limit"]
+    assert limit.startswith("worker process killed by SIGKILL during "), limit
+    assert "out of memory" not in limit and "killed from outside" in limit, limit
+
+
+# --- issue 22 item 12: a full disk, two writers to one file ---------------------------------
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 16 KiB tmpfs, filled up. Skipped, with the reason, where it cannot be mounted (not
+    root, no CAP_SYS_ADMIN, no tmpfs)."""
+    import shutil
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    if not shutil.which("mount"):
+        pytest.skip("no mount command to make a small file system")
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill: {p.stderr.strip() or p.returncode}")
+    try:
+        (mnt / "old.xml").write_text("<old/>")
+        try:
+            with open(mnt / "fill", "wb") as f:
+                while True:
+                    f.write(b"\0" * 4096)
+                    f.flush()
+        except OSError:
+            pass
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_full_disk_is_one_line_exit_2_and_leaves_old_files(full_disk):
+    f = FILES[0]
+    herd = os.path.join(ROOT, "litmus", "herd", "MP+rel-acq.dev.diff-wg.litmus")
+    for args, what in (
+            (["verify", "--junit", str(full_disk / "old.xml"), f], "--junit"),
+            (["diff", "--from", "seed", "--to", "opencl", "-o", str(full_disk / "d.md"), f],
+             "--output"),
+            (["import-herd", "-o", str(full_disk / "out"), herd], str(full_disk / "out"))):
+        p = cli(*args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert "Traceback" not in p.stderr, p.stderr
+        assert any(ln.startswith(what) and "No space left on device" in ln
+                   for ln in p.stderr.splitlines()), (args, p.stderr)
+    assert (full_disk / "old.xml").read_text() == "<old/>"       # untouched
+    left = [os.path.join(r, n) for r, _, ns in os.walk(full_disk) for n in ns]
+    assert sorted(left) == [str(full_disk / "fill"), str(full_disk / "old.xml")], left
+
+
+@pytest.mark.parametrize("fmt", [["--json"], []])
+def test_stdout_on_a_full_disk_is_one_line_exit_2(full_disk, fmt):
+    with open(full_disk / "out", "w") as out:
+        p = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", "verify", *fmt,
+                            CLASSIC], stdout=out, stderr=subprocess.PIPE, text=True,
+                           cwd=ROOT, timeout=300)
+    assert p.returncode == 2, p.stderr       # before: a traceback (--json), or exit 120
+    assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
+    assert "amdmm-smt: cannot write the output (stdout): No space left on device" in p.stderr
+
+
+def test_two_writers_to_one_file_leave_one_whole_file(tmp_path):
+    """Two runs writing the same --junit file at once: the file is one whole report (the
+    last rename wins), never an interleaving, and no temporary file is left."""
+    out = tmp_path / "j.xml"
+    import xml.etree.ElementTree as ET
+    procs = [subprocess.Popen([sys.executable, "-m", "amdmm_smt.cli", "verify", "--junit",
+                               str(out), *([FILES[0]] if k == 0 else FILES[:3])], cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for k in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    n = len(ET.parse(out).getroot().findall(".//testcase"))
+    assert n in (1, 3), n
+    assert os.listdir(tmp_path) == ["j.xml"]

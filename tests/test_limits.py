@@ -106,3 +106,17 @@ def test_jobs_output_is_identical(tmp_path):
     b = CliRunner().invoke(main, ["verify", "--json", "--no-timing", "--jobs", "2", root])
     assert a.exit_code == b.exit_code == 0
     assert a.output == b.output
+
+
+def test_reference_engine_timeout_names_its_stage(tmp_path):
+    """Issue 22 item 6: a reference-engine timeout said "during parsing"; it names the stage."""
+    from tests.test_deep import loop_test
+    f = tmp_path / "loop.yaml"
+    f.write_text(loop_test(16, 64))
+    code, out, err, dt = cli("verify", "--json", "--no-timing", "--engine", "reference",
+                             "--timeout", "1", str(f))
+    assert code == 1, err
+    rec = json.loads(out)
+    assert rec["status"] == "unknown"
+    assert rec["limit"] == "timeout after 1 s during enumeration (reference engine)", rec
+    assert dt < 30, dt

@@ -115,8 +115,18 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
                                ops=tuple(f(o) for o in ins.ops)))
         return res
 
+    # an explicit stack, not recursion: a path is as long as the blocks it runs (a loop of 16
+    # blocks at unroll 64 is 1024 steps deep, issue 22 item 8); successors are visited in the
+    # order the recursive walk visited them, so the paths come out in the same order
+    todo: list = []
+    nxt: list = []
+
     def run(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict,
             consts: dict, trail: tuple = ()):
+        nxt.append((bi, pred, counts, code, inst, count, consts, trail))
+
+    def step(bi: int, pred: Optional[int], counts: tuple, code: list, inst: dict, count: dict,
+             consts: dict, trail: tuple = ()):
         if len(out) > MAX_PATHS:
             raise LitmusError(f"thread {t.name} has more than {MAX_PATHS} paths under unroll "
                               f"{bound}; lower the bound", file, t.line)
@@ -171,9 +181,13 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
                 if c == val:
                     run(index[tg], bi, counts, code, inst, count, consts, trail)
                 continue
-            step = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
-            run(index[tg], bi, counts, code + [step], inst, count, consts, trail)
-    run(0, None, tuple(0 for _ in blocks), [], {}, {}, {})
+            assume = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
+            run(index[tg], bi, counts, code + [assume], inst, count, consts, trail)
+    todo.append((0, None, tuple(0 for _ in blocks), [], {}, {}, {}, ()))
+    while todo:
+        nxt.clear()
+        step(*todo.pop())
+        todo.extend(reversed(nxt))    # the first successor is walked first, as recursion did
     return out
 
 

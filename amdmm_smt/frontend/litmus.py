@@ -10,7 +10,7 @@ import re
 from typing import Any, Optional
 
 
-from ..errors import LitmusError, Unsupported, show
+from ..errors import LitmusError, Unsupported, printable, show
 from .functions import inline, parse_functions, split_commas, strip_comment
 from .yaml_lines import Node, load_yaml
 from . import async_intrinsics as asyncops
@@ -764,7 +764,8 @@ def parse_text(text: str, file: str) -> Test:
     except LitmusError:
         raise
     except RecursionError:
-        raise LitmusError("input nests too deeply", file, None) from None
+        raise LitmusError("too deep (the input nests more deeply than it can be read)", file,
+                          1) from None
     except Exception as e:   # a bug of ours: still one line, never a traceback
         raise LitmusError(f"internal error while parsing ({type(e).__name__}: {show(str(e))})",
                           file, None) from None
@@ -992,6 +993,9 @@ def _parse_text(text: str, file: str) -> Test:
                               "execution is undefined says expect: undefined", file, un.line)
         if expect == "undefined":
             raise LitmusError("undefined: some contradicts expect: undefined", file, un.line)
+    # shown in tables, logs, JUnit: never a control character or a lone surrogate, whatever
+    # the file holds (issue 22 item 9; `"\\e"` is valid YAML)
+    name = printable(name)
     return Test(name=name, file=file, line=top["name"][0].line, description=desc.strip(),
                 silence=silence, unroll=unroll, unroll_line=unroll_line, bound=bound,
                 target_line=top["target"][0].line if "target" in top else None,

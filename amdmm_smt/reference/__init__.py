@@ -49,6 +49,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from .. import limits
 from ..elaborate.events import elaborate
 from ..ir import Test
 from ..model import Model
@@ -68,10 +69,13 @@ __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
 
 def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     """The answer of this engine for one test, judged like the Z3 engine's (outcomes.judge)."""
+    # the stage a --timeout / --memory stop names (issue 22 item 6: it said "parsing")
+    limits.stage("elaboration")
     if test_has_cflow(test):
         return _run_cflow(test, model, limit)
     t0 = time.perf_counter()
     elab = elaborate(test, model)
+    limits.stage("enumeration (reference engine)")
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
     why, thin_air, an = "", False, None
@@ -106,6 +110,7 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
     t0 = time.perf_counter()
     bound = unroll_bound(test, None)
     _, _, gen = described_combos(test, bound)
+    limits.stage("enumeration (reference engine)")
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
     states: set = set()

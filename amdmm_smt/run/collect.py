@@ -117,7 +117,8 @@ class Batch:
 def parse_one(f: str, data: Optional[bytes] = None) -> tuple[Optional[Test], Optional[str]]:
     """Parse one file (or its bytes): (test, None) or (None, one-line error)."""
     try:
-        if f.endswith(".litmus"):      # herd / Dartagnan, imported on the fly
+        if f.lower().endswith(".litmus"):   # herd / Dartagnan, imported on the fly; any case
+            # (issue 22 item 10: *.LITMUS was collected, then parsed as YAML)
             from ..frontend.herd.convert import load_litmus
             return load_litmus(f), None
         return parse_file(f, data), None
@@ -150,7 +151,7 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
     if forced:
         return get_model(forced)
     name = t.model
-    if name and (os.path.sep in name or name.endswith((".yaml", ".yml"))) \
+    if name and (os.path.sep in name or name.lower().endswith((".yaml", ".yml"))) \
             and not os.path.isabs(name):
         name = os.path.join(os.path.dirname(t.file), name)   # relative to the test file
     try:

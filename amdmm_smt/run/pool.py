@@ -58,6 +58,13 @@ class CallError(Exception):
     """Raised by a `call` with its whole one-line message (`FILE:LINE: problem`)."""
 
 
+def _too_deep(file: str, line: int) -> str:
+    """A program nested or unrolled beyond what a stage can follow (issue 22 item 8): said as
+    what it is, with the test's line, never as an internal error."""
+    return (f"{file}:{line}: too deep (the program is nested or unrolled more deeply than "
+            f"this tool can follow; lower `unroll` or flatten the code)")
+
+
 _NOTIFY: list = [None]
 _TOLD: list = [None]
 
@@ -82,6 +89,10 @@ def _execute_call(task: Task, notify) -> Outcome:
         return _TOLD[0], Stopped(e.reason), None
     except (LitmusError, CallError) as e:
         return None, None, str(e)
+    except RecursionError:
+        t = _TOLD[0]
+        return None, None, _too_deep(t.file, t.line) if t is not None else \
+            _too_deep(task.file or "<input>", 1)
     except Exception as e:  # never a traceback
         if limits.is_out_of_memory(e):
             return _TOLD[0], Stopped(limits.memory_exceeded().reason), None
@@ -144,6 +155,8 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
             return test, limit_result(test, model, e.reason, time.perf_counter() - t0), None
         except LitmusError as e:
             return test, None, str(e)
+        except RecursionError:
+            return test, None, _too_deep(test.file, test.line)
         except Exception as e:  # never a traceback: report and fail the run
             if limits.is_out_of_memory(e):
                 return test, limit_result(test, model, limits.memory_exceeded().reason,
@@ -274,6 +287,7 @@ class _Worker:
         self.stage = "starting"
         self.started = 0.0
         self.base_rss = 0
+        self.peak = 0
         self.dead = False
 
     def give(self, task: Task) -> bool:
@@ -282,6 +296,7 @@ class _Worker:
         self.task, self.test, self.stage = task, task.test, "starting"
         self.started = time.monotonic()
         self.base_rss = _rss(self.pid)
+        self.peak = 0          # resident growth over base_rss at the last memory poll
         try:
             self.conn.send(task)
         except (OSError, ValueError):      # BrokenPipeError, ConnectionResetError, closed
@@ -468,19 +483,31 @@ def run_tasks(tasks: list[Task], jobs: int,
                         pending.appendleft(w.task)
                         w.task = None
                         continue
+                    reason = f"worker process {how} during {w.stage}"
                     if w.task.memory_mb and how == "killed by SIGKILL":
-                        reason = (f"{limits.memory_reason(w.task.memory_mb, w.stage)} "
-                                  f"(worker process {how})")
-                    else:
-                        reason = f"worker process {how} during {w.stage}"
+                        # not --memory (the loop below stops a worker over its budget and
+                        # says so): a kill from outside, or the system's out-of-memory
+                        # killer; say which it looks like, from the last memory poll
+                        # (issue 22 item 11: an external kill was called "out of memory")
+                        grown = w.peak >> 20
+                        if w.peak > (w.task.memory_mb << 20) // 2:
+                            reason += (f" (not by amdmm-smt; it had grown by {grown} MiB of "
+                                       f"--memory {w.task.memory_mb} MiB: the system's "
+                                       f"out-of-memory killer?)")
+                        else:
+                            reason += (f" (not by amdmm-smt, not for --memory: it had grown by "
+                                       f"{grown} MiB of {w.task.memory_mb} MiB; killed from "
+                                       f"outside)")
                     stopped(w, reason)
             now = time.monotonic()
             for fd, w in list(busy.items()):
                 reason = None
                 if now > w.started + w.task.timeout + limits.GRACE:
                     reason = limits.timeout_reason
-                elif w.task.memory_mb and _rss(w.pid) - w.base_rss > w.task.memory_mb << 20:
-                    reason = limits.memory_reason
+                elif w.task.memory_mb:
+                    w.peak = max(w.peak, _rss(w.pid) - w.base_rss)
+                    if w.peak > w.task.memory_mb << 20:
+                        reason = limits.memory_reason
                 if reason:
                     del busy[fd]
                     last = w.drain()     # the last stage it reported, the test it parsed

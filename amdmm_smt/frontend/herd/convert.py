@@ -20,7 +20,6 @@ Every problem is a `LitmusError` naming the .litmus file and line; nothing is sk
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -51,7 +50,8 @@ def convert_text(text: str, file: str) -> Imported:
     except LitmusError:
         raise
     except RecursionError:
-        raise LitmusError("input nests too deeply", file, None) from None
+        raise LitmusError("too deep (the input nests more deeply than it can be read)", file,
+                          1) from None
     except Exception as e:   # a bug of ours: still one line, never a traceback
         raise LitmusError(f"internal error while importing ({type(e).__name__}: "
                           f"{show(str(e))})", file, None) from None
@@ -127,7 +127,7 @@ def _convert(text: str, file: str) -> Imported:
         if src is not None:
             lmap[len(y)] = src
 
-    put(f"name: {json.dumps(prog.name)}", prog.name_line)
+    put(f"name: {_yq(prog.name)}", prog.name_line)
     notes = [n for lo in lowered for n in lo.notes]
     desc = _description(prog, file, notes, lowered)
     put("description: |")
@@ -145,7 +145,7 @@ def _convert(text: str, file: str) -> Imported:
         put("  !2 = !{!0, !1}")
     put("memory:")
     for name, (sp, init, line) in memory.items():
-        put(f"  {json.dumps(name)}: {{space: {sp}, init: {init}}}", line)
+        put(f"  {_yq(name)}: {{space: {sp}, init: {init}}}", line)
     put("threads:")
     for th, lo in zip(prog.threads, lowered):
         put(f"  {th.name}:", th.line)
@@ -166,13 +166,31 @@ def _convert(text: str, file: str) -> Imported:
         cond = _cond_text(prog, lowered, file)
         if prog.quantifier == "forall":
             cond = f"!({cond})"
-        put(f"exists: {json.dumps(cond)}", prog.cond_line)
+        put(f"exists: {_yq(cond)}", prog.cond_line)
     return Imported("\n".join(y) + "\n", lmap, prog.name, prog.quantifier)
+
+
+def _yq(text: str) -> str:
+    """A YAML double-quoted scalar holding exactly `text` (issue 22 item 9). json.dumps wrote a
+    character outside the BMP as a surrogate pair, `"\\ud83d\\ude00"`, which YAML reads as two
+    lone surrogates (an emoji name then crashed the output); here printable characters stay
+    as they are and the rest is escaped the way YAML reads it back."""
+    out = ['"']
+    for c in text:
+        o = ord(c)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c.isprintable() and not 0xd800 <= o < 0xe000 and o != 0xfeff:
+            out.append(c)
+        else:
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000
+                       else f"\\U{o:08x}")
+    return "".join(out) + '"'
 
 
 def _description(prog: Program, file: str, notes: list, lowered: list) -> list[str]:
     base = os.path.basename(file)
-    out = [f"Imported by amdmm-smt import-herd from {base} ({prog.lang} litmus test "
+    out = [f"Imported by amdmm-smt import-herd from {show(base, 200)} ({prog.lang} litmus test "
            f"{show(prog.name, 60)}); mapping: docs/herd-import.md.",
            "A .litmus file claims no verdict, so this test has no expect: verify reports "
            "whether the condition is reachable."]

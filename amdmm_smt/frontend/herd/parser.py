@@ -24,9 +24,15 @@ SPACE_WORDS = {"global": "global", "__global": "global", "local": "local", "__lo
 LANGS = {"c": "C", "opencl": "OpenCL"}
 
 
+MAX_NEST = 64     # `if` / `while` nested in one another
+MAX_BRACES = 128  # the same and `{ }` blocks (bounded: the parser and the importer recurse)
+
+
 class _Parser:
     def __init__(self, toks: list[Tok], file: str, src: str = ""):
         self.toks, self.i, self.file, self.src = toks, 0, file, src
+        self.nest = 0       # `if` / `while` inside one another
+        self.braces = 0     # the same and `{ }` blocks
 
     # helpers
     def err(self, msg: str, line: Optional[int] = None) -> LitmusError:
@@ -284,6 +290,23 @@ class _Parser:
         return out
 
     def stmt(self):
+        # bounded, with the line (issue 22 item 8: a 1000-deep `if` was a line-less error)
+        block = self.at("{")     # a block is not a level of its own: `if (c) { if ...`
+        self.nest += not block
+        self.braces += 1
+        try:
+            if self.nest > MAX_NEST:
+                raise self.err(f"too deep (statements nest more than {MAX_NEST} levels: "
+                               f"`if` and `while` inside one another)")
+            if self.braces > MAX_BRACES:
+                raise self.err(f"too deep (blocks and statements nest more than {MAX_BRACES} "
+                               f"levels)")
+            return self._stmt()
+        finally:
+            self.nest -= not block
+            self.braces -= 1
+
+    def _stmt(self):
         t = self.peek()
         line = t.line
         if self.at("{"):
