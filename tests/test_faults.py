@@ -138,7 +138,10 @@ def test_worker_that_dies_as_it_is_given_a_task_is_retried_once(monkeypatch):
     monkeypatch.setattr(pool._Worker, "give", give)
     r = CliRunner().invoke(main, ["verify", "--json", "--no-timing", "--jobs", "2", *FILES])
     recs = _records(r.output)
-    assert len(kills) == 2 and len(recs) == len(FILES), r.output
+    # the signal races with the worker taking the task: killed before it started, the task
+    # goes to a fresh worker (killed again: 2 kills); killed after, the test is lost (1 kill).
+    # Either way a dead worker costs at most its test
+    assert len(kills) in (1, 2) and len(recs) == len(FILES), r.output
     lost = [x for x in recs if x["status"] != "pass"]
     assert len(lost) == 1 and lost[0]["file"] == FILES[1], lost
     if lost[0]["status"] == "error":    # killed before it had parsed the file: exit 2
