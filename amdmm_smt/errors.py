@@ -141,3 +141,19 @@ ELAB_WARNINGS = {
         "unique per file, not per corpus)",
 }
 ALL_WARNINGS = {**WARNINGS, **ELAB_WARNINGS}
+
+
+def one_line(read, text: str, file: str, what: str):
+    """read(text, file) with every failure as one LitmusError naming the file: too deep input
+    (RecursionError) and a bug of ours ("internal error while WHAT") included, never a
+    traceback (docs/litmus-format.md: errors are FILE:LINE: problem)."""
+    try:
+        return read(text, file)
+    except LitmusError:
+        raise
+    except RecursionError:
+        raise LitmusError("too deep (the input nests more deeply than it can be read)", file,
+                          1) from None
+    except Exception as e:   # a bug of ours: still one line, never a traceback
+        raise LitmusError(f"internal error while {what} ({type(e).__name__}: "
+                          f"{show(str(e))})", file, None) from None

@@ -10,7 +10,7 @@ import re
 from typing import Any, Optional
 
 
-from ..errors import LitmusError, Unsupported, printable, show
+from ..errors import LitmusError, one_line, printable, show
 from .functions import inline, parse_functions, split_commas, strip_comment
 from .yaml_lines import Node, load_yaml
 from . import async_intrinsics as asyncops
@@ -759,16 +759,7 @@ def _nonneg(node: Node, what: str, file: str) -> int:
 
 def parse_text(text: str, file: str) -> Test:
     """Parse one litmus file's text. Raises only LitmusError."""
-    try:
-        return _parse_text(text, file)
-    except LitmusError:
-        raise
-    except RecursionError:
-        raise LitmusError("too deep (the input nests more deeply than it can be read)", file,
-                          1) from None
-    except Exception as e:   # a bug of ours: still one line, never a traceback
-        raise LitmusError(f"internal error while parsing ({type(e).__name__}: {show(str(e))})",
-                          file, None) from None
+    return one_line(_parse_text, text, file, "parsing")
 
 
 def _parse_text(text: str, file: str) -> Test:

@@ -169,7 +169,6 @@ Run = tuple  # (Test, Result | None, error | None)
 def lint_tests(tests: list[Test], model_name: Optional[str]) -> dict:
     """Static warnings per test file (amdmm_smt/explain/lint.py). A test that cannot be elaborated
     has none here: its error is reported by the run."""
-    from ..elaborate.events import elaborate
     from ..explain.lint import lint_test
     out = {}
     for t in tests:

@@ -319,15 +319,22 @@ class _Worker:
         its outcome if it has just finished after all (else None)."""
         try:
             while not self.dead and self.conn.poll():
-                msg = self.conn.recv()
-                if msg[0] == "stage":
-                    self.stage = msg[1]
-                elif msg[0] == "test":
-                    self.test = msg[1]
-                else:
-                    return msg[1]
+                done = self.take(self.conn.recv())
+                if done is not None:
+                    return done
         except (EOFError, OSError, ValueError):
             pass
+        return None
+
+    def take(self, msg: tuple):
+        """One message from the worker: a stage or the test it parsed is noted (None); a
+        finished task's outcome is returned."""
+        if msg[0] == "stage":
+            self.stage = msg[1]
+        elif msg[0] == "test":
+            self.test = msg[1]
+        else:
+            return msg[1]
         return None
 
     def reap(self) -> None:
@@ -461,15 +468,11 @@ def run_tasks(tasks: list[Task], jobs: int,
                 w = busy[c.fileno()]
                 try:
                     while w.conn.poll():
-                        msg = w.conn.recv()
-                        if msg[0] == "stage":
-                            w.stage = msg[1]
-                        elif msg[0] == "test":
-                            w.test = msg[1]
-                        else:
+                        got = w.take(w.conn.recv())
+                        if got is not None:
                             del busy[c.fileno()]
-                            finish(w, msg[1])
-                            if _memory_lost(msg[1][1]):
+                            finish(w, got)
+                            if _memory_lost(got[1]):
                                 w.stop()     # it exits: Z3 after out-of-memory is not trusted
                             break
                 except (EOFError, OSError):

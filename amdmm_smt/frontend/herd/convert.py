@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ...errors import LitmusError, show
+from ...errors import LitmusError, one_line, show
 from .lower import ConstV, FlagV, RegV, UninitV, _Lower
 from .parser import parse_program
 from .syntax import ARITH, CONTROL_FLOW, CondOp, Program
@@ -45,16 +45,7 @@ class Imported:
 
 def convert_text(text: str, file: str) -> Imported:
     """The .litmus text -> YAML text (and its line map). Raises only LitmusError."""
-    try:
-        return _convert(text, file)
-    except LitmusError:
-        raise
-    except RecursionError:
-        raise LitmusError("too deep (the input nests more deeply than it can be read)", file,
-                          1) from None
-    except Exception as e:   # a bug of ours: still one line, never a traceback
-        raise LitmusError(f"internal error while importing ({type(e).__name__}: "
-                          f"{show(str(e))})", file, None) from None
+    return one_line(_convert, text, file, "importing")
 
 
 def _convert(text: str, file: str) -> Imported:
