@@ -13,6 +13,7 @@ LITMUS = os.path.join(ROOT, "litmus")
 
 RUNS = [
     ["corpus.py", os.path.join(LITMUS, "cflow"), os.path.join(LITMUS, "barrier", "bar-MP-fences-wg.yaml"),
+     os.path.join(LITMUS, "barrier", "bar-infeasible-path-ub-not-counted.yaml"),
      os.path.join(LITMUS, "async", "async-read-after-wait.yaml")],
     ["barrier_scaling.py", "--waves", "1,2", "--phases", "1"],
     ["reference_barrier_scaling.py", "--waves", "2", "--phases", "1"],
@@ -20,6 +21,7 @@ RUNS = [
     ["cflow_scaling.py", "--contenders", "2", "--unroll", "2"],
     ["explain.py", os.path.join(LITMUS, "classic", "CoRR+mono.agent.diff-wg.yaml")],
     ["scaling.py", "--max", "2"],
+    ["startup.py", "--runs", "1"],
 ]
 
 
