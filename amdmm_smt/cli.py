@@ -20,7 +20,7 @@ from .errors import LitmusError
 # uses (the solver, rich, the herd importer, Dask) when it runs, so `--help` and a per-file
 # hook pay for nothing they do not use. benchmarks/startup.py measures it.
 EXIT_INTERRUPTED = 130   # ^C; docs/litmus-format.md "Exit status"
-MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all
+from .report import MAX_OUTCOMES   # the package face only: the table module is not imported
 
 
 def Console(**kw):
@@ -235,13 +235,14 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     except LitmusError as e:
         _fail2(str(e))
     _writable("--junit", junit_path)
-    files, _ = collect(paths)
-    bar, tick = progress_printer(len(files), quiet=as_json or quiet or fmt == "herd")
+    collected = collect(paths)          # walked once: the progress total and the run
+    bar, tick = progress_printer(len(collected[0]), quiet=as_json or quiet or fmt == "herd")
     if bar:
         bar.start()
     try:
         runs, load_errors = run_files(paths, model_name, timeout, jobs, tick, memory_mb, engine,
-                                      decide_only, dask_address, unroll=unroll)
+                                      decide_only, dask_address, unroll=unroll,
+                                      collected=collected)
     except LitmusError as e:
         _fail2(str(e))
     finally:

@@ -350,26 +350,32 @@ def cf_disagreement(text: str, model_name: str):
     return None if judged(a) == judged(b) else (judged(a), judged(b))
 
 
-def test_engines_agree_on_generated_control_flow():
+def _cf_differential(make, seed: int, n: int, name: str) -> tuple[list, int]:
+    """n generated control-flow tests through both engines (cf_disagreement), a random model
+    each: the Z3 results of those compared, and how many the reference could not cover."""
     import random
-    from .gen import cflow_test
-    rng = random.Random(11)
-    compared, big, ub, bound = 0, 0, 0, 0
-    for i in range(CF_N):
-        text = cflow_test(rng, f"gen-cf-{i}")
+    rng = random.Random(seed)
+    compared, big = [], 0
+    for i in range(n):
+        text = make(rng, f"{name}-{i}")
         m = rng.choice(MODELS)
         d = cf_disagreement(text, m)
         if d in ("too big", "refused"):
             big += 1
             continue
         assert d is None, f"model {m}\n{text}\nsmt / reference: {d}"
-        compared += 1
-        r = _cf_last[0]
-        ub += getattr(r, "cf_ub", None) is not None
-        bound += any(v.kind == "bound" for v in r.verdicts)
-    print(f"\ncontrol-flow differential: {compared} compared ({ub} with a branch on undef, "
+        compared.append(_cf_last[0])
+    return compared, big
+
+
+def test_engines_agree_on_generated_control_flow():
+    from .gen import cflow_test
+    rs, big = _cf_differential(cflow_test, 11, CF_N, "gen-cf")
+    ub = sum(getattr(r, "cf_ub", None) is not None for r in rs)
+    bound = sum(any(v.kind == "bound" for v in r.verdicts) for r in rs)
+    print(f"\ncontrol-flow differential: {len(rs)} compared ({ub} with a branch on undef, "
           f"{bound} reaching the bound), {big} too big for or refused by the reference")
-    assert compared >= CF_N // 2
+    assert len(rs) >= CF_N // 2
 
 
 UNDEF_N = int(os.environ.get("AMDMM_UNDEF_EXAMPLES", "60"))
@@ -380,27 +386,16 @@ def test_engines_agree_on_generated_undef_control_flow():
     poison from shifts, select on undef, and loops whose condition may be undef at the first
     test, under bound fail / assume: both engines give the same outcomes, verdicts and
     branch-on-undef judgement."""
-    import random
     from .gen import cflow_undef_test
-    rng = random.Random(17)
-    compared, big, ub, defined_undef, bound = 0, 0, 0, 0, 0
-    for i in range(UNDEF_N):
-        text = cflow_undef_test(rng, f"gen-undef-{i}")
-        m = rng.choice(MODELS)
-        d = cf_disagreement(text, m)
-        if d in ("too big", "refused"):
-            big += 1
-            continue
-        assert d is None, f"model {m}\n{text}\nsmt / reference: {d}"
-        compared += 1
-        r = _cf_last[0]
-        ub += getattr(r, "cf_ub", None) is not None
-        defined_undef += bool(r.states) and any(v is None for st in r.states for _, v in st)
-        bound += any(v.kind == "bound" for v in r.verdicts)
-    print(f"\nundef control-flow differential: {compared} compared ({ub} with a branch on "
+    rs, big = _cf_differential(cflow_undef_test, 17, UNDEF_N, "gen-undef")
+    ub = sum(getattr(r, "cf_ub", None) is not None for r in rs)
+    defined_undef = sum(bool(r.states) and any(v is None for st in r.states for _, v in st)
+                        for r in rs)
+    bound = sum(any(v.kind == "bound" for v in r.verdicts) for r in rs)
+    print(f"\nundef control-flow differential: {len(rs)} compared ({ub} with a branch on "
           f"undef, {defined_undef} with a defined execution holding an undef register, "
           f"{bound} with a bound verdict), {big} too big for or refused by the reference")
-    assert compared >= UNDEF_N // 2
+    assert len(rs) >= UNDEF_N // 2
 
 
 @settings(max_examples=_N or 80, deadline=None, derandomize=not _N,

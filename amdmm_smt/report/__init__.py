@@ -4,3 +4,5 @@
   junit.py  JUnit XML for CI
   diff.py   the outcomes of two model versions side by side (text, Markdown, HTML, JSON)
 """
+
+MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all

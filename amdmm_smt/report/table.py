@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ..outcomes import Result, format_state
+from . import MAX_OUTCOMES   # one value for the table and the CLI default
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -117,7 +118,6 @@ def verdict_text(r: Result) -> str:
     return "\n".join(parts)
 
 
-MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all
 TABLE_WIDTH = 120     # narrower consoles (CI logs, pipes at 80 columns) get one block per test
 
 

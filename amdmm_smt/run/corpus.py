@@ -58,11 +58,14 @@ def run_files(paths, model_name: Optional[str], timeout: float, jobs: int = 1,
               tick: Optional[Callable] = None, memory_mb: Optional[int] = None,
               engine: str = "smt", decide_only: bool = False,
               dask: Optional[str] = None,
-              unroll: Optional[int] = None) -> tuple[list[Run], list[tuple[str, str]]]:
-    """Collect the files under `paths`, parse and run each in a worker (parsing is spread
-    over the workers too), then qualify duplicate names as `load` does: the same runs and
-    errors as `load` followed by `run_all`, in the same order."""
-    files, errors = collect(paths)
+              unroll: Optional[int] = None,
+              collected: Optional[tuple] = None) -> tuple[list[Run], list[tuple[str, str]]]:
+    """Collect the files under `paths` (or take `collected`, what `collect(paths)` gave the
+    caller), parse and run each in a worker (parsing is spread over the workers too), then
+    qualify duplicate names as `load` does: the same runs and errors as `load` followed by
+    `run_all`, in the same order."""
+    files, errors = collected if collected is not None else collect(paths)
+    errors = list(errors)
     tasks = [Task(i, f, None, model_name, timeout, memory_mb, engine, decide_only,
                   unroll=unroll) for i, f in enumerate(files)]
 
