@@ -5,6 +5,7 @@ projected state until UNSAT), and decide each expectation with its own solver qu
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Optional
 
 import z3
@@ -20,10 +21,11 @@ from .elaborate.events import elaborate
 from .encode import encode
 from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
-from .ir import Cmp, Cond, Const, Not, RegTerm, Test
+from .ir import BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
 from .model import Model
 from .elaborate.barrier import WaveDivergent
-from .elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
+from .elaborate.cflow import (Symmetry, strip_barriers, symmetric_combos, symmetries,
+                              test_has_cflow, unroll_bound)
 from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, eval_cond,
                        judge, judge_ub, limit_result,
                        projection, state_sort_key, wanted_states)
@@ -72,11 +74,13 @@ def _solver(x: Execution, timeout_ms: int) -> z3.Solver:
 
 def run_test(test: Test, model: Model, timeout: float = 600.0,
              max_outcomes: int = 100000, memory_mb: Optional[int] = None,
-             decide_only: bool = False) -> Result:
+             decide_only: bool = False, symmetry: bool = True) -> Result:
     """Enumerate the test's outcomes and decide its expectations. `timeout` seconds and
     `memory_mb` MiB bound the whole test, encoding included (amdmm_smt/limits.py); past
     either the test is reported unknown, with the reason in `Result.limit`.
-    decide_only: answer each expectation with its own queries, without listing outcomes."""
+    decide_only: answer each expectation with its own queries, without listing outcomes.
+    symmetry: solve one path combination per orbit of interchangeable threads (docs 15.7,
+    R-cf-symmetry); False solves every combination (the differential compares the two)."""
     own = not limits.active()
     if own:
         limits.begin(timeout, memory_mb)
@@ -84,7 +88,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         z3.set_param("memory_max_size", int(memory_mb))
     t0 = time.perf_counter()
     try:
-        return _run_test(test, model, t0, max_outcomes, decide_only)
+        return _run_test(test, model, t0, max_outcomes, decide_only, symmetry)
     except limits.LimitExceeded as e:
         return limit_result(test, model, e.reason, time.perf_counter() - t0)
     except (z3.Z3Exception, MemoryError) as e:
@@ -208,8 +212,54 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
         s.add(blk)
 
 
+def _permuted(state: tuple, g: Symmetry, names: list, keys: list) -> State:
+    """A state of a combination's execution, seen in the combination the symmetry carries it
+    onto (R-cf-symmetry): thread k's registers are thread g.threads[k]'s, location X's final
+    value is its image's."""
+    tn = {names[k]: names[g.threads[k]] for k in range(len(names))}
+    locs = g.loc_map()
+    d = {}
+    for k, v in state:
+        if k.startswith("@"):
+            d["@" + locs.get(k[1:], k[1:])] = v
+        else:
+            t, _, reg = k.partition(":")
+            d[tn[t] + ":" + reg] = v
+    return tuple((k, d[k]) for k in keys)
+
+
+def _renamed(cond: Cond, threads: dict, locs: dict) -> Cond:
+    if isinstance(cond, Cmp):
+        def term(t):
+            if isinstance(t, RegTerm):
+                return RegTerm(threads.get(t.thread, t.thread), t.reg)
+            if isinstance(t, LocTerm):
+                return LocTerm(locs.get(t.loc, t.loc))
+            return t
+        return Cmp(cond.op, term(cond.left), term(cond.right))
+    if isinstance(cond, Not):
+        return Not(_renamed(cond.arg, threads, locs))
+    return BoolOp(cond.op, tuple(_renamed(a, threads, locs) for a in cond.args))
+
+
+def _orbit_exists(test: Test, orbit: list) -> Test:
+    """The combination's exists query standing for its whole orbit (R-cf-symmetry): the
+    condition holds in the combination a symmetry carries this one onto iff its inverse
+    renaming holds in this one."""
+    if test.exists is None or len(orbit) == 1:
+        return test
+    names = [t.name for t in test.threads]
+    conds = []
+    for g in orbit:
+        back_t = {names[g.threads[k]]: names[k] for k in range(len(names))}
+        back_l = {b: a for a, b in g.locs}
+        conds.append(_renamed(test.exists.cond, back_t, back_l))
+    return replace(test, exists=Condition(test.exists.text, test.exists.line,
+                                          BoolOp("or", tuple(conds))))
+
+
 def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
-               decide_only: bool = False) -> Result:
+               decide_only: bool = False, symmetry: bool = True) -> Result:
     """docs/semantics.md section 15: a test with control flow is the union of its path
     combinations (one path per thread, each straight-line code with branch assumptions). An
     outcome is an outcome of some combination; a combination with a path cut by the unroll
@@ -221,9 +271,15 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
     found), without listing its outcomes; undefined behaviour and the bound are still asked of
     every combination, so the verdicts are those of the listing."""
     bound = unroll_bound(test, None)
-    _, _, gen = described_combos(test, bound)
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
+    # docs 15.7 (R-cf-symmetry): one combination per orbit of interchangeable threads; not
+    # when deciding an `outcomes:` list (its queries are per state, not per orbit)
+    shown = frozenset(k[1:] for k in keys if k.startswith("@"))
+    group = (symmetries(test, shown) if symmetry and not (decide_only and wanted)
+             else [Symmetry(tuple(range(len(test.threads))))])
+    _, _, gen = symmetric_combos(test, bound, group)
+    names = [t.name for t in test.threads]
     states: set = set()
     complete, thin_air, why = True, False, ""
     cut = ub = bar_ub = None
@@ -237,7 +293,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
         barrier operations, have an execution (its branch assumptions hold)?"""
         x = encode(elaborate(strip_barriers(ct), model))
         return _check(_solver(x, 1000 * min(limits.left() or 600.0, 4e6))) != z3.unsat
-    for ct, cutlist, path in gen:
+    for ct, cutlist, path, orbit in gen:
         if cutlist:
             # docs 15.9 (R-cf-bar-cut): a cut path is a prefix; its barrier operations are
             # not judged (the waves it meets may be cut too), only whether it has an execution
@@ -271,7 +327,8 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
                               if z3.is_true(m.eval(u, model_completion=True)))
             continue
         try:
-            r = _run_straight(ct, model, t0, max_outcomes, decide_only,
+            r = _run_straight(_orbit_exists(ct, orbit) if decide_only else ct, model, t0,
+                              max_outcomes, decide_only,
                               skip_exists=decide_only and True in reach,
                               witness=decide_only and not states)
         except WaveDivergent as e:
@@ -284,7 +341,11 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
             continue
         if bar_ub is None and r.ub is not None and (r.states or has_execution(ct)):
             bar_ub = bar_ub_record(r.ub, path)      # docs 15.9: judged over the test
-        states |= set(r.states)
+        if len(orbit) == 1:
+            states |= set(r.states)
+        else:
+            for g in orbit:
+                states |= {_permuted(st, g, names, keys) for st in r.states}
         listed = listed and getattr(r, "listed", True)
         reach.append(getattr(r, "reachable", None))
         warnings += [w for w in r.warnings if w not in warnings]
@@ -310,9 +371,9 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
 
 
 def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
-              decide_only: bool) -> Result:
+              decide_only: bool, symmetry: bool = True) -> Result:
     if test_has_cflow(test):
-        return _run_cflow(test, model, t0, max_outcomes, decide_only)
+        return _run_cflow(test, model, t0, max_outcomes, decide_only, symmetry)
     return _run_straight(test, model, t0, max_outcomes, decide_only)
 
 

@@ -11,7 +11,8 @@ workgroup, agent scope, `bound: assume`, every outcome enumerated and `@cnt` (or
 checked by an `exists ... forbidden`. Columns: path combinations, the candidate executions an
 explicit enumeration would face (per combination: for each read, undef or any write to its
 location; for each location, every order of its writes; summed over combinations), outcomes,
-verdict, seconds (the Z3 engine, parse to verdict), CPU seconds of this process (Z3 included:
+verdict, seconds (the Z3 engine, parse to verdict; "solved": the combinations solved, one per
+orbit of interchangeable contenders, docs 15.7 R-cf-symmetry; --no-symmetry solves all), CPU seconds of this process (Z3 included:
 the figure to compare on a shared machine). --decide-only: answer the expectation per path
 combination without listing outcomes (docs/semantics.md 15.7).
 """
@@ -26,7 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from amdmm_smt.elaborate.cflow import combos  # noqa: E402
+from amdmm_smt.elaborate.cflow import combos, symmetric_combos, symmetries  # noqa: E402
 from amdmm_smt.elaborate.events import elaborate  # noqa: E402
 from amdmm_smt.model import get_model  # noqa: E402
 from amdmm_smt.frontend.litmus import parse_text  # noqa: E402
@@ -107,10 +108,12 @@ def main() -> None:
     ap.add_argument("--family", default="all")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--decide-only", action="store_true")
+    ap.add_argument("--no-symmetry", action="store_true",
+                    help="solve every path combination (docs 15.7 R-cf-symmetry)")
     a = ap.parse_args()
     model = get_model(None)
     fams = list(FAMILIES) if a.family == "all" else a.family.split(",")
-    print(f"{'family':<10} {'C':>2} {'U':>2} {'combos':>7} {'candidates':>14} {'outcomes':>8} "
+    print(f"{'family':<10} {'C':>2} {'U':>2} {'combos':>7} {'solved':>7} {'candidates':>14} {'outcomes':>8} "
           f"{'verdict':>8} {'seconds':>8} {'cpu':>7}")
     for fam in fams:
         for c in [int(v) for v in a.contenders.split(",")]:
@@ -118,11 +121,14 @@ def main() -> None:
                 text = FAMILIES[fam](c, u)
                 t = parse_text(text, f"{fam}.yaml")
                 combos_n, cand = candidates(t, model)
+                group = [] if a.no_symmetry else symmetries(t)
+                solved = combos_n if len(group) < 2 else sum(
+                    1 for _ in symmetric_combos(t, u, group)[2])
                 t0, c0 = time.perf_counter(), time.process_time()
                 r = run_test(parse_text(text, f"{fam}.yaml"), model, timeout=a.timeout,
-                             decide_only=a.decide_only)
+                             decide_only=a.decide_only, symmetry=not a.no_symmetry)
                 dt, dc = time.perf_counter() - t0, time.process_time() - c0
-                print(f"{fam:<10} {c:>2} {u:>2} {combos_n:>7} {cand:>15.3g} {len(r.states):>8} "
+                print(f"{fam:<10} {c:>2} {u:>2} {combos_n:>7} {solved:>7} {cand:>15.3g} {len(r.states):>8} "
                       f"{r.status:>8} {dt:>8.2f} {dc:>7.2f}", flush=True)
 
 

@@ -7,6 +7,7 @@ ordering, widen a scope, make an access atomic) and compare outcome sets.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -507,6 +508,65 @@ def _cf_access(rng, regs: list, tid: int, n: list) -> str:
     return f"fence{scs} {rng.choice(['acquire', 'release', 'acq_rel'])}"
 
 
+def _cf_thread(rng, tid) -> list:
+    """One thread's code for cflow_test (registers suffixed with `tid`)."""
+    regs: list = []
+    n = [0]
+    code = ["entry:"]
+    for _ in range(rng.choice([0, 1])):
+        code.append(_cf_access(rng, regs, tid, n))
+    shape = rng.choice(["if", "if", "spin", "count", "ifspin"])
+    if shape in ("if", "ifspin"):
+        n[0] += 1
+        r, c, p = f"%a{tid}", f"%c{tid}", f"%p{tid}"
+        at = rng.choice([True, True, False])
+        loc = rng.choice(["x", "y", "f"])
+        code.append(f"{r} = load atomic i32, ptr addrspace(1) @{loc} syncscope(\"agent\") "
+                    f"{rng.choice(['monotonic', 'acquire'])}" if at else
+                    f"{r} = load i32, ptr addrspace(1) @{loc}")
+        code.append(f"{c} = icmp {rng.choice(CF_PREDS)} i32 {r}, {rng.randint(0, 1)}")
+        code.append(f"br i1 {c}, label %then, label %join")
+        code.append("then:")
+        inner: list = list(regs) + [r]
+        body = [_cf_access(rng, inner, tid, n) for _ in range(rng.choice([1, 2]))]
+        code += body
+        code.append("br label %join")
+        code.append("join:")
+        other = rng.choice([r, "7"])
+        code.append(f"{p} = phi i32 [ {other}, %entry ], [ {inner[-1]}, %then ]")
+        regs += [r, p]
+    if shape in ("spin", "ifspin"):
+        code.append("br label %spin")
+        code.append("spin:")
+        s = f"%s{tid}"
+        code.append(f"{s} = load atomic i32, ptr addrspace(1) @{rng.choice(['f', 'x'])} "
+                    f"syncscope(\"{rng.choice(['agent', 'workgroup'])}\") "
+                    f"{rng.choice(['monotonic', 'acquire'])}")
+        code.append(f"%w{tid} = icmp eq i32 {s}, 0")
+        code.append(f"br i1 %w{tid}, label %spin, label %out")
+        code.append("out:")
+        regs.append(s)
+    if shape == "count":
+        code.append("br label %loop")
+        code.append("loop:")
+        code.append(f"%i{tid} = phi i32 [ 0, %entry ], [ %n{tid}, %loop ]")
+        code.append(f"store atomic i32 %i{tid}, ptr addrspace(1) @{rng.choice(['x', 'y'])} "
+                    f"syncscope(\"agent\") {rng.choice(['monotonic', 'release'])}")
+        code.append(f"%n{tid} = add i32 %i{tid}, 1")
+        code.append(f"%k{tid} = icmp slt i32 %n{tid}, {rng.choice([1, 2])}")
+        code.append(f"br i1 %k{tid}, label %loop, label %done")
+        code.append("done:")
+        regs.append(f"%n{tid}")
+    if regs and rng.choice([True, False]):
+        b = rng.choice(regs)
+        code.append(f"%q{tid} = {rng.choice(['add', 'xor', 'shl', 'mul'])} i32 {b}, "
+                    f"{rng.choice([1, 3])}")
+        code.append(f"%e{tid} = icmp ult i32 %q{tid}, 2")
+        code.append(f"%z{tid} = select i1 %e{tid}, i32 %q{tid}, i32 {b}")
+    code.append(_cf_access(rng, regs, tid, n))
+    return code
+
+
 def cflow_test(rng, name: str = "gen-cf") -> str:
     """A random small test with control flow: 2 threads (sometimes 3) in one or two
     workgroups; each a few accesses, an if (then-block, phi merging a register or a constant)
@@ -517,60 +577,7 @@ def cflow_test(rng, name: str = "gen-cf") -> str:
              "  f: {space: global, init: 0}", "threads:"]
     nthreads = rng.choice([2, 2, 3])
     for tid in range(nthreads):
-        regs: list = []
-        n = [0]
-        code = ["entry:"]
-        for _ in range(rng.choice([0, 1])):
-            code.append(_cf_access(rng, regs, tid, n))
-        shape = rng.choice(["if", "if", "spin", "count", "ifspin"])
-        if shape in ("if", "ifspin"):
-            n[0] += 1
-            r, c, p = f"%a{tid}", f"%c{tid}", f"%p{tid}"
-            at = rng.choice([True, True, False])
-            loc = rng.choice(["x", "y", "f"])
-            code.append(f"{r} = load atomic i32, ptr addrspace(1) @{loc} syncscope(\"agent\") "
-                        f"{rng.choice(['monotonic', 'acquire'])}" if at else
-                        f"{r} = load i32, ptr addrspace(1) @{loc}")
-            code.append(f"{c} = icmp {rng.choice(CF_PREDS)} i32 {r}, {rng.randint(0, 1)}")
-            code.append(f"br i1 {c}, label %then, label %join")
-            code.append("then:")
-            inner: list = list(regs) + [r]
-            body = [_cf_access(rng, inner, tid, n) for _ in range(rng.choice([1, 2]))]
-            code += body
-            code.append("br label %join")
-            code.append("join:")
-            other = rng.choice([r, "7"])
-            code.append(f"{p} = phi i32 [ {other}, %entry ], [ {inner[-1]}, %then ]")
-            regs += [r, p]
-        if shape in ("spin", "ifspin"):
-            code.append("br label %spin")
-            code.append("spin:")
-            s = f"%s{tid}"
-            code.append(f"{s} = load atomic i32, ptr addrspace(1) @{rng.choice(['f', 'x'])} "
-                        f"syncscope(\"{rng.choice(['agent', 'workgroup'])}\") "
-                        f"{rng.choice(['monotonic', 'acquire'])}")
-            code.append(f"%w{tid} = icmp eq i32 {s}, 0")
-            code.append(f"br i1 %w{tid}, label %spin, label %out")
-            code.append("out:")
-            regs.append(s)
-        if shape == "count":
-            code.append("br label %loop")
-            code.append("loop:")
-            code.append(f"%i{tid} = phi i32 [ 0, %entry ], [ %n{tid}, %loop ]")
-            code.append(f"store atomic i32 %i{tid}, ptr addrspace(1) @{rng.choice(['x', 'y'])} "
-                        f"syncscope(\"agent\") {rng.choice(['monotonic', 'release'])}")
-            code.append(f"%n{tid} = add i32 %i{tid}, 1")
-            code.append(f"%k{tid} = icmp slt i32 %n{tid}, {rng.choice([1, 2])}")
-            code.append(f"br i1 %k{tid}, label %loop, label %done")
-            code.append("done:")
-            regs.append(f"%n{tid}")
-        if regs and rng.choice([True, False]):
-            b = rng.choice(regs)
-            code.append(f"%q{tid} = {rng.choice(['add', 'xor', 'shl', 'mul'])} i32 {b}, "
-                        f"{rng.choice([1, 3])}")
-            code.append(f"%e{tid} = icmp ult i32 %q{tid}, 2")
-            code.append(f"%z{tid} = select i1 %e{tid}, i32 %q{tid}, i32 {b}")
-        code.append(_cf_access(rng, regs, tid, n))
+        code = _cf_thread(rng, tid)
         lines.append(f"  T{tid}:")
         lines.append(f"    workgroup: {rng.choice([0, tid % 2])}")
         lines.append("    code: |")
@@ -775,6 +782,41 @@ def cflow_bar_async_test(rng, name: str = "gen-cba") -> str:
         wave = 0 if (tid == 1 and kind != "cluster" and rng.random() < 0.15) else tid
         lines += [f"  T{tid}:", f"    workgroup: {wg}", f"    wavefront: {wave}", "    code: |"]
         lines += [f"      {ln}" for ln in code]
+    lines.append(f"unroll: {rng.choice([1, 2])}")
+    lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
+    return "\n".join(lines) + "\n"
+
+
+def cflow_symmetric_test(rng, name: str = "gen-sym") -> str:
+    """A control-flow test whose threads are interchangeable (docs/semantics.md 15.7,
+    R-cf-symmetry): one thread of cflow_test's kind copied to 2-3 threads placed alike (each
+    in a workgroup of its own, or all in one), sometimes with the locations rotated from
+    thread to thread (x -> y -> f), sometimes one thread different; the exists condition
+    names one thread's register and a location, so that renaming it matters."""
+    nthreads = rng.choice([2, 3, 3])
+    code = _cf_thread(rng, "")
+    rotate = rng.choice([False, True])
+    same_wg = rng.choice([False, True])
+    ring = ["x", "y", "f"]
+    lines = [f"name: {name}", "description: generated", "memory:",
+             "  x: {space: global, init: 0}", "  y: {space: global, init: 0}",
+             "  f: {space: global, init: 0}", "threads:"]
+    odd = rng.choice([None, None, nthreads - 1])
+    for tid in range(nthreads):
+        mine = code if tid != odd else _cf_thread(rng, "")
+        if rotate:
+            mine = [re.sub(r"@([xyf])\b", lambda m: "@" + ring[(ring.index(m.group(1)) + tid) % 3],
+                           ln) for ln in mine]
+        lines.append(f"  T{tid}:")
+        lines.append(f"    workgroup: {0 if same_wg else tid}")
+        lines.append("    code: |")
+        lines += [f"      {ln}" for ln in mine]
+    from amdmm_smt.frontend.litmus import parse_text
+    probe = parse_text("\n".join(lines + ["unroll: 1"]) + "\n", "gen-sym.yaml")
+    regs = ["%" + r for r in probe.threads[0].out_regs or []]
+    if regs:
+        lines.append(f'exists: "T0:{rng.choice(regs)} == {rng.choice([0, 1])} && '
+                     f'@{rng.choice(ring)} == {rng.choice([0, 1])}"')
     lines.append(f"unroll: {rng.choice([1, 2])}")
     lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
     return "\n".join(lines) + "\n"

@@ -15,6 +15,8 @@ from amdmm_smt.frontend.litmus import parse_file, parse_text
 from amdmm_smt.reference import run_reference
 from amdmm_smt.solve import run_test
 
+LITMUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEAD = """name: t
 memory:
@@ -220,3 +222,64 @@ def test_barrier_ub_on_an_infeasible_combination_is_not_counted(engine):
         "      call void @llvm.amdgcn.s.barrier()\noutcomes:")
     r = engine(parse_text(text, "mutant.yaml"), m)
     assert r.ub and r.ub["rule"] == "wave-divergent" and r.ub["all"] is False
+
+
+# ---- symmetry (issue 18 item 7, docs/semantics.md 15.7 R-cf-symmetry) ---------------------
+
+def _bench(name, *args):
+    import importlib.util
+    import pathlib
+    p = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "cflow_scaling.py"
+    spec = importlib.util.spec_from_file_location("cflow_scaling", p)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return parse_text(getattr(mod, name)(*args), f"{name}.yaml")
+
+
+def test_symmetries_of_identical_contenders():
+    from amdmm_smt.elaborate.cflow import symmetries, symmetric_combos
+    t = _bench("ticket", 3, 4)          # three identical threads, one workgroup each
+    g = symmetries(t)
+    assert len(g) == 6 and g[0].threads == (0, 1, 2) and all(not s.locs for s in g)
+    per, total, gen = symmetric_combos(t, 4, g)
+    canon = list(gen)
+    # 5 paths per thread (1-4 spins, or cut): multisets of 3 out of 5 = C(7, 3)
+    assert total == 125 and len(canon) == 35
+    assert sum(len(orbit) for *_, orbit in canon) == 125
+
+
+def test_symmetries_rename_locations_and_respect_placement():
+    from amdmm_smt.elaborate.cflow import symmetries
+    ring = _bench("swbarrier", 3, 2)    # thread k writes d_k, reads d_(k+1): rotations only
+    g = symmetries(ring)
+    assert sorted(s.threads for s in g) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    assert dict(g[1].locs) in ({"d0": "d1", "d1": "d2", "d2": "d0"},
+                               {"d0": "d2", "d1": "d0", "d2": "d1"})
+    t = _bench("ticket", 3, 2)
+    # two contenders share a workgroup, the third does not: only the first two swap
+    t.threads[1].workgroup = t.threads[0].workgroup
+    assert sorted(s.threads for s in symmetries(t)) == [(0, 1, 2), (1, 0, 2)]
+    # a location shown in the final state is not swapped with one that is not
+    lb = parse_file(os.path.join(LITMUS, "cflow", "LB+ctrl.agent.diff-wg.yaml"))
+    assert [dict(s.locs) for s in symmetries(lb)] == [{}, {"x": "y", "y": "x"}]
+    assert len(symmetries(lb, frozenset({"x"}))) == 1
+
+
+def test_no_symmetry_with_barriers():
+    from amdmm_smt.elaborate.cflow import symmetries
+    text = """name: twins
+memory:
+  x: {space: global, init: 0}
+threads:
+  P0:
+    code: |
+      store i32 1, ptr addrspace(1) @x
+      call void @llvm.amdgcn.s.barrier()
+  P1:
+    code: |
+      store i32 1, ptr addrspace(1) @x
+      call void @llvm.amdgcn.s.barrier()
+"""
+    assert len(symmetries(parse_text(text, "twins.yaml"))) == 1
+    assert len(symmetries(parse_text(text.replace("      call void @llvm.amdgcn.s.barrier()\n", ""),
+                                     "twins.yaml"))) == 2

@@ -378,6 +378,44 @@ def test_engines_agree_on_generated_control_flow():
     assert len(rs) >= CF_N // 2
 
 
+SYM_N = int(os.environ.get("AMDMM_SYM_EXAMPLES", "20"))
+
+
+def test_symmetry_pruning_changes_no_answer():
+    """Issue 18 item 7 (docs/semantics.md 15.7, R-cf-symmetry): solving one path combination
+    per orbit of interchangeable threads gives the outcomes and verdicts of solving every
+    combination, listing and --decide-only alike, on generated tests whose threads are copies
+    (placed alike, locations sometimes rotated, sometimes one thread different, an exists
+    naming one thread); the reference engine (which never prunes) agrees too. Long runs:
+    AMDMM_SYM_EXAMPLES=1000."""
+    import random
+    from amdmm_smt.elaborate.cflow import symmetries
+    from .gen import cflow_symmetric_test
+    rng = random.Random(1807)
+    pruned = 0
+    for i in range(SYM_N):
+        text = cflow_symmetric_test(rng, f"gen-sym-{i}")
+        m = get_model(rng.choice(MODELS))
+        t = parse_text(text, "gen-sym.yaml")
+        pruned += len(symmetries(t)) > 1
+
+        def judged(r, states=True):
+            return ((sorted(r.states) if states else None),
+                    sorted((v.kind, v.status) for v in r.verdicts),
+                    getattr(r, "cf_ub", None) is not None, r.thin_air)
+        a = run_test(t, m, timeout=120)
+        b = run_test(t, m, timeout=120, symmetry=False)
+        assert judged(a) == judged(b), f"model {m.name}\n{text}"
+        if i % 2 == 0:
+            da = run_test(t, m, timeout=120, decide_only=True)
+            db = run_test(t, m, timeout=120, decide_only=True, symmetry=False)
+            assert judged(da, False) == judged(db, False), f"decide-only, {m.name}\n{text}"
+        if i % 4 == 0:
+            assert cf_disagreement(text, m.name) in (None, "too big", "refused"), text
+    print(f"\nsymmetry differential: {SYM_N} tests, {pruned} with a symmetry")
+    assert pruned >= SYM_N // 3
+
+
 UNDEF_N = int(os.environ.get("AMDMM_UNDEF_EXAMPLES", "60"))
 
 

@@ -13,6 +13,7 @@ states which instructions a thread executes in which order when its branches go 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -242,4 +243,142 @@ def described_combos(test: Test, bound: int):
             desc = "; ".join(f"{t.name}: {p.describe()}" for t, p in zip(test.threads, choice)
                              if p.blocks)
             yield replace(test, threads=threads), cut, desc
+    return per, total, gen()
+
+
+# ---- symmetry (docs/semantics.md 15.7, R-cf-symmetry) -------------------------------------
+
+MAX_CLASS = 6           # threads of one shape beyond this are split into classes of 6
+MAX_GROUP = 720         # candidate thread permutations examined
+MAX_WORK = 2_000_000    # combinations x symmetries examined for canonical forms
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """An automorphism of a test: thread k does what thread threads[k] does, on location
+    locs.get(X, X) where it used X."""
+    threads: tuple
+    locs: tuple = ()            # sorted (X, image) pairs, identity pairs left out
+
+    def loc_map(self) -> dict:
+        return dict(self.locs)
+
+
+def _instr_key(ins: Instr, rename: Optional[dict] = None) -> tuple:
+    """Everything an instruction means, without where it is written (line, text); with
+    `rename`, its location through it."""
+    out = []
+    for f in ins.__dataclass_fields__:
+        if f in ("line", "text"):
+            continue
+        v = getattr(ins, f)
+        if f == "loc" and rename is not None and v is not None:
+            v = rename.setdefault(v, len(rename))
+        out.append((f, v))
+    return tuple(out)
+
+
+def _placement(test: Test) -> list:
+    return [(t.agent, t.cluster, t.workgroup,
+             t.wavefront if t.wavefront is not None else ("own", i))
+            for i, t in enumerate(test.threads)]
+
+
+def _together(p: tuple, q: tuple) -> tuple:
+    """Which scope instances two threads share: agent, cluster, workgroup, wavefront (the
+    placement's prefixes; any coarser sharing a target defines is a function of these)."""
+    return tuple(p[:k] == q[:k] for k in range(1, 5))
+
+
+def symmetries(test: Test, shown_locs: frozenset = frozenset()) -> list[Symmetry]:
+    """The automorphisms of the test among permutations of threads of one shape (docs 15.7,
+    R-cf-symmetry): thread k's code, its locations renamed, is thread threads[k]'s code but
+    for source lines; the registers shown are the same; every pair of threads shares the
+    same scope instances as its image; the renaming of locations is a bijection that keeps
+    each location's declaration and whether the final state shows it. The identity first.
+    Barrier operations (their elaboration numbers waves and participants) and instructions
+    with arguments naming locations (DMA, async copies) keep every location in place, or,
+    for barriers, give no symmetry at all."""
+    n = len(test.threads)
+    ident = Symmetry(tuple(range(n)))
+    if any(i.kind == "barrier" for t in test.threads for i in t.code):
+        return [ident]
+    fixed = any(i.args for t in test.threads for i in t.code)
+    place = _placement(test)
+    shape = []
+    for t in test.threads:
+        ren: Optional[dict] = None if fixed else {}
+        shape.append((tuple(_instr_key(i, ren) for i in t.code), tuple(t.out_regs or ()),
+                      t.out_regs is None))
+    classes: dict = {}
+    for k, sh in enumerate(shape):
+        chunks = classes.setdefault(sh, [[]])
+        if len(chunks[-1]) == MAX_CLASS:
+            chunks.append([])
+        chunks[-1].append(k)
+    groups = [c for chunks in classes.values() for c in chunks if len(c) > 1]
+    count = 1
+    for c in groups:
+        count *= math.factorial(len(c))
+    if not groups or count > MAX_GROUP:
+        return [ident]
+    out = [ident]
+    for orders in itertools.product(*(itertools.permutations(c) for c in groups)):
+        perm = list(range(n))
+        for c, order in zip(groups, orders):
+            for src, dst in zip(c, order):
+                perm[src] = dst
+        if perm == list(ident.threads):
+            continue
+        if any(_together(place[a], place[b]) != _together(place[perm[a]], place[perm[b]])
+               for a in range(n) for b in range(a + 1, n)):
+            continue
+        tau: dict = {}
+        ok = True
+        for k in range(n):
+            for a, b in zip(test.threads[k].code, test.threads[perm[k]].code):
+                if a.loc is not None and tau.setdefault(a.loc, b.loc) != b.loc:
+                    ok = False
+        if not ok or len(set(tau.values())) != len(tau):
+            continue
+        mem = test.memory
+        if any(a not in mem or b not in mem or (a in shown_locs) != (b in shown_locs)
+               or (mem[a].space, mem[a].init, mem[a].declared)
+               != (mem[b].space, mem[b].init, mem[b].declared) for a, b in tau.items()):
+            continue
+        out.append(Symmetry(tuple(perm), tuple(sorted((a, b) for a, b in tau.items()
+                                                      if a != b))))
+    return out
+
+
+def symmetric_combos(test: Test, bound: int, group: list):
+    """Like described_combos, only the canonical combinations (the least, in lexicographic
+    order of path indices, of their orbit under the test's symmetries), each with one
+    symmetry carrying it onto each combination of its orbit (the identity first). With the
+    identity alone (or too much work), every combination with the identity."""
+    per, total, _ = described_combos(test, bound)
+    if len(group) * total > MAX_WORK:
+        group = group[:1]
+
+    def gen():
+        for idx in itertools.product(*(range(len(p)) for p in per)):
+            orbit: dict = {}
+            least = True
+            for g in group:
+                image = [0] * len(idx)
+                for k, i in enumerate(idx):
+                    image[g.threads[k]] = i
+                image = tuple(image)
+                if image < idx:
+                    least = False
+                    break
+                orbit.setdefault(image, g)
+            if not least:
+                continue
+            choice = [p[i] for p, i in zip(per, idx)]
+            threads = [replace(t, code=p.code) for t, p in zip(test.threads, choice)]
+            cut = [(t.name,) + p.bound for t, p in zip(test.threads, choice) if p.bound]
+            desc = "; ".join(f"{t.name}: {p.describe()}" for t, p in zip(test.threads, choice)
+                             if p.blocks)
+            yield replace(test, threads=threads), cut, desc, list(orbit.values())
     return per, total, gen()
