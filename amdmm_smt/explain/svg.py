@@ -190,8 +190,7 @@ def layout(wt: dict, title: str = "", forbidden_by: list = None, spread: int = 0
     for k, a, b, lab in edges:
         ba, bb = boxes[a], boxes[b]
         pair = frozenset((a, b))
-        nth = seen.get(pair, 0)
-        seen[pair] = nth + 1
+        used = seen.setdefault(pair, set())
         others = [bx for i, bx in boxes.items() if i not in (a, b)] + obstacles
         if k == "po":
             p0, p1 = (ba.cx, ba.y1), (bb.cx, bb.y0)
@@ -204,7 +203,8 @@ def layout(wt: dict, title: str = "", forbidden_by: list = None, spread: int = 0
             c = (right + 36 + 18 * j + 0.12 * dy, (ba.cy + bb.cy) / 2)
             p0, p1 = _clip(ba, c), _clip(bb, c)
         else:
-            c, p0, p1 = _route(ba, bb, others, nth)
+            bend, c, p0, p1 = _route(ba, bb, others, used)
+            used.add(bend)
         item = {"kind": k, "from": a, "to": b, "label": lab, "p0": p0, "c": c, "p1": p1,
                 "label_box": None}
         if lab:
@@ -217,11 +217,11 @@ def layout(wt: dict, title: str = "", forbidden_by: list = None, spread: int = 0
         geo.append(item)
     if failed and spread < 4:
         return layout(wt, title, forbidden_by, spread + 1)
+    pts = [_quad(g["p0"], g["c"], g["p1"], i / 20) for g in geo for i in range(21)]
     right = max([bx.x1 for bx in boxes.values()] + [o.x1 for o in obstacles] +
-                [lb.x1 for lb in labels] + [max(g["c"][0], g["p0"][0], g["p1"][0])
-                                            for g in geo])
+                [lb.x1 for lb in labels] + [p[0] + 10 for p in pts])
     bottom = max([bx.y1 for bx in boxes.values()] + [lb.y1 for lb in labels] +
-                 [max(g["c"][1], g["p0"][1], g["p1"][1]) for g in geo])
+                 [p[1] + 10 for p in pts])
     kinds = [k for k in EDGE_STYLE if any(g["kind"] == k for g in geo)]
     broken = wt.get("broken")
     legend_y = bottom + 30
@@ -242,27 +242,29 @@ def layout(wt: dict, title: str = "", forbidden_by: list = None, spread: int = 0
             "width": width, "height": height, "failed": failed, "broken": broken}
 
 
-def _route(ba: Box, bb: Box, others: list, nth: int):
+def _route(ba: Box, bb: Box, others: list, used: set):
     """A quadratic curve from box a to box b bent (perpendicular to a -> b) just enough to
-    miss every other box; the nth edge between one pair starts at a different bend."""
+    miss every other box and stay in the picture; a bend another edge between the same pair
+    took (`used`) is not taken again. Returns (bend, control point, start, end)."""
     ax, ay, bx, by = ba.cx, ba.cy, bb.cx, bb.cy
     mx, my = (ax + bx) / 2, (ay + by) / 2
     dx, dy = bx - ax, by - ay
     n = max((dx * dx + dy * dy) ** 0.5, 1.0)
     nx, ny = -dy / n, dx / n
-    bends = [0, 40, -40, 80, -80, 120, -120, 170, -170, 230, -230]
-    bends = bends[nth:] + bends[:nth]
     best = None
-    for bend in bends:
+    for bend in (0, 40, -40, 80, -80, 120, -120, 170, -170, 230, -230):
+        if bend in used:
+            continue
         c = (mx + nx * bend, my + ny * bend)
         p0, p1 = _clip(ba, c), _clip(bb, c)
-        hits = sum(1 for i in range(1, 40) for o in others
-                   if o.inside(*_quad(p0, c, p1, i / 40), gap=4))
+        pts = [_quad(p0, c, p1, i / 40) for i in range(1, 40)]
+        hits = sum(1 for p in pts for o in others if o.inside(*p, gap=4))
+        hits += 5 * sum(1 for px, py in pts if px < MARGIN / 2 or py < MARGIN / 2)
         if hits == 0:
-            return c, p0, p1
+            return bend, c, p0, p1
         if best is None or hits < best[0]:
-            best = (hits, c, p0, p1)
-    return best[1], best[2], best[3]
+            best = (hits, bend, c, p0, p1)
+    return best[1:]
 
 
 def _place_label(p0, c, p1, lab: str, obstacles: list):
