@@ -14,17 +14,9 @@ from __future__ import annotations
 
 from html import escape
 
-COL_W, ROW_H, NODE_W, NODE_H, MARGIN = 250, 92, 196, 44, 30
+from .svg import EDGE_STYLE, draw, effects  # noqa: F401  (effects: witness.py)
 
-EDGE_STYLE = {          # kind -> (colour, dashed)
-    "po": ("#000000", False),
-    "rf": ("#c62828", False),
-    "co": ("#1565c0", False),
-    "sw": ("#2e7d32", False),
-    "hb": ("#ef6c00", True),
-    "fr": ("#6a1b9a", True),
-    "bar": ("#00838f", False),
-}
+COL_W, ROW_H, NODE_W, NODE_H, MARGIN = 250, 92, 196, 44, 30
 
 
 def _layout(wt: dict):
@@ -70,18 +62,6 @@ def _layout(wt: dict):
 def _in_order(events: list, t: str) -> list:
     return [e for _, _, e in sorted((e["pos"], i, e) for i, e in enumerate(events)
                                     if e["thread"] == t)]
-
-
-def effects(e: dict) -> list[str]:
-    """What a witness event did: the value it read, the value it wrote (or that it did not)."""
-    extra = []
-    if "read" in e:
-        extra.append(f"read {e['read']}")
-    if e.get("writes"):
-        extra.append(f"wrote {e['wrote']}")
-    elif "writes" in e:
-        extra.append("did not write")
-    return extra
 
 
 def _label(e: dict) -> list[str]:
@@ -130,5 +110,4 @@ def _q(s: str) -> str:
 
 
 def to_svg(wt: dict, title: str = "", forbidden_by: list = None) -> str:
-    from .svg import draw
     return draw(wt, title, forbidden_by)

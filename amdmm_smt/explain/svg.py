@@ -14,7 +14,29 @@ from __future__ import annotations
 
 from html import escape
 
-from .graph import EDGE_STYLE, effects
+
+EDGE_STYLE = {          # kind -> (colour, dashed)
+    "po": ("#000000", False),
+    "rf": ("#c62828", False),
+    "co": ("#1565c0", False),
+    "sw": ("#2e7d32", False),
+    "hb": ("#ef6c00", True),
+    "fr": ("#6a1b9a", True),
+    "bar": ("#00838f", False),
+}
+
+
+def effects(e: dict) -> list[str]:
+    """What a witness event did: the value it read, the value it wrote (or that it did not)."""
+    extra = []
+    if "read" in e:
+        extra.append(f"read {e['read']}")
+    if e.get("writes"):
+        extra.append(f"wrote {e['wrote']}")
+    elif "writes" in e:
+        extra.append("did not write")
+    return extra
+
 
 FONT, SMALL, HEAD = 14, 13, 15          # px: node text, labels and second lines, thread names
 CHAR = 0.62                             # em per character (monospace)
