@@ -362,8 +362,9 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb,
               help="Model version: a name from `amdmm-smt models` or a model file.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record on stdout.")
 @click.option("--graph", "graph_path", default=None, type=click.Path(dir_okay=False),
-              help="Also draw the witness: FILE.dot (Graphviz source) or FILE.svg (drawn by "
-                   "amdmm-smt itself, no Graphviz needed).")
+              help="Also draw the witness (for a forbidden outcome, the closest candidate "
+                   "execution with the rule it breaks marked): FILE.dot (Graphviz source) or "
+                   "FILE.svg (drawn by amdmm-smt itself, no Graphviz needed).")
 @_timeout
 @_memory
 @click.option("--no-timing", is_flag=True, help="Leave the run time out.")
@@ -407,13 +408,17 @@ def explain(test_path, outcome, model_name, as_json, graph_path, timeout, memory
             f"{test_path}: --graph {graph_path}: not written, the outcome was not decided",
             markup=False, soft_wrap=True)
     elif graph_path:
-        if ex.witness is None:
-            _fail2(f"{test_path}: --graph: the outcome is not allowed, there is no witness "
-                   "to draw")
+        wt, fb = ex.witness, None
+        if wt is None and ex.closest is not None:     # the closest candidate, rule marked
+            wt, fb = ex.closest["witness"], ex.closest["dropped"]
+        if wt is None:
+            _fail2(f"{test_path}: --graph: the outcome is not allowed and no candidate "
+                   "execution produces it, there is nothing to draw")
         from .explain.graph import to_dot, to_svg
         title = f"{test.name}: {ex.outcome} ({ex.model})"
-        text = to_svg(ex.witness, title) if graph_path.endswith(".svg") else to_dot(
-            ex.witness, title)
+        if fb:
+            title = f"{test.name}: {ex.outcome} is FORBIDDEN ({ex.model}); closest candidate"
+        text = to_svg(wt, title, fb) if graph_path.endswith(".svg") else to_dot(wt, title)
         _write("--graph", graph_path, text)
     if as_json:
         sys.stdout.write(json.dumps(ex.record(timing=not no_timing), sort_keys=True) + "\n")

@@ -323,7 +323,8 @@ def test_graph_svg_and_dot():
     svg = to_svg(ex.witness, t.name)
     root = ET.fromstring(svg)
     ns = "{http://www.w3.org/2000/svg}"
-    assert len(root.findall(f".//{ns}rect")) == len(ex.witness["events"])
+    nodes = [g for g in root.iter(f"{ns}g") if g.get("class") == "node"]
+    assert len(nodes) == len(ex.witness["events"])
     texts = " ".join(e.text or "" for e in root.iter(f"{ns}text"))
     for kind in ("po", "rf", "co", "sw"):
         assert kind in texts

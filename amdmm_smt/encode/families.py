@@ -126,6 +126,15 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 }
 
 
+# The families that restrict candidate executions (an axiom a candidate may fail), as against
+# the ones that define a derived relation (happens-before, availability ...). `explain` draws
+# the closest candidate of a forbidden outcome by dropping as few families as it can, and
+# prefers dropping restrictions: relations stay as the documents define them, one axiom fails
+# (herd's `-through invalid`). docs/semantics.md section 12.
+RESTRICTIONS = (READ_VALUE, COHERENCE, CO_LO, RMW, SEQ_CST, NO_THIN_AIR, WRITE_VALUES, CONTROL,
+                BARRIER, ASYNC)
+
+
 def describe(name: str) -> tuple[str, str]:
     return CATALOGUE.get(name, ("", ""))
 

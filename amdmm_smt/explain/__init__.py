@@ -3,5 +3,6 @@ families), pictures of a witness, and static warnings.
 
   witness.py  `amdmm-smt explain`: witnesses and minimal rule-family cores
   graph.py    a witness as DOT / SVG
+  svg.py      the SVG layout (columns, curves, labels that overlap nothing)
   lint.py     `amdmm-smt lint`: likely mistakes found before solving
 """

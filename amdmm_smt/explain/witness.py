@@ -21,7 +21,7 @@ from ..encode import encode
 from ..encode.avvis import av_scope, make_available
 from ..encode.execution import Execution
 from .graph import effects
-from ..ir import LEVEL_NAME, SYSTEM, Condition, Test
+from ..ir import CLUSTER, LEVEL_NAME, SYSTEM, WAVEFRONT, WORKGROUP, Condition, Test
 from ..model import Model
 from ..outcomes import format_state, projection
 from ..solve import signed, term_z3, cond_z3
@@ -39,6 +39,7 @@ class Explanation:
     minimal: bool = True                   # every family of the core checked necessary
     seconds: float = 0.0
     limit: Optional[str] = None            # --timeout / --memory stopped it (and where)
+    closest: Optional[dict] = None         # unreachable: the closest candidate (closest())
 
     def record(self, timing: bool = True) -> dict:
         rec = {"name": self.test.name, "file": self.test.file, "model": self.model,
@@ -51,6 +52,8 @@ class Explanation:
                 {"family": f, "source": F.describe(f)[0], "sentence": F.describe(f)[1],
                  "without_it_reachable": self.without.get(f)} for f in self.core]
             rec["minimal"] = self.minimal
+            if self.closest is not None:
+                rec["closest"] = self.closest
         if self.limit:
             rec["limit"] = self.limit
         if timing:
@@ -84,6 +87,7 @@ class _Tracked:
                 groups.setdefault(fam, []).append(c)
         if plain:
             s.add(*plain)
+        self.groups, self.plain, self.cond = groups, plain, cond
         self.order = [f for f in F.CATALOGUE if f in groups] + sorted(
             f for f in groups if f not in F.CATALOGUE)
         self.lits = {f: z3.Bool(f"family: {f}") for f in self.order}
@@ -127,7 +131,7 @@ def _combinations(test: Test):
 
 
 def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
-            minimise: bool = True) -> Explanation:
+            minimise: bool = True, with_closest: bool = False) -> Explanation:
     """A witness of a reachable condition, or a minimal set of named families that forbids
     it. With control flow (docs 15.6) the witness comes from one combination of thread paths,
     and the families must forbid the condition in every combination."""
@@ -185,8 +189,131 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
             else:
                 ex.minimal = False
     ex.core = order
+    if with_closest and order:
+        limits.stage("closest candidate")
+        ex.closest = closest(setups, order, deadline)
     ex.seconds = time.perf_counter() - t0
     return ex
+
+
+# ---- the closest candidate of a forbidden outcome (issue 19.5) ------------------------------
+
+def _preference(fams: tuple) -> tuple:
+    """Fewer families first; then fewer definitions (a dropped definition leaves its relation
+    free, a dropped restriction keeps every relation as defined); then catalogue order."""
+    cat = list(F.CATALOGUE)
+    return (len(fams), sum(f not in F.RESTRICTIONS for f in fams),
+            [cat.index(f) if f in cat else len(cat) for f in fams])
+
+
+def closest(setups: list, core: list, deadline: float, max_drop: int = 2) -> Optional[dict]:
+    """The closest candidate execution of a forbidden condition: one that produces it while
+    satisfying every named family but as few as possible (at most `max_drop`, preferring
+    restrictions: `_preference`), and among those executions one that breaks the fewest
+    instances (constraints) of the dropped families. None when no such set is found in time.
+    docs/semantics.md section 12.4."""
+    from itertools import combinations
+    cands = sorted((d for k in range(1, max_drop + 1) for d in combinations(core, k)),
+                   key=_preference)
+    for drop in cands:
+        for t in setups:
+            if time.perf_counter() >= deadline:
+                return None
+            if t.check([f for f in t.order if f not in drop], deadline) == z3.sat:
+                return _candidate(t, list(drop), deadline)
+    return None
+
+
+def _candidate(t: "_Tracked", drop: list, deadline: float) -> dict:
+    s = z3.Solver()
+    if t.plain:
+        s.add(*t.plain)
+    inst = []
+    for f in t.order:
+        if f in drop:
+            for c in t.groups[f]:
+                b = z3.Bool(f"instance {len(inst)}")
+                inst.append((f, b, c))
+                s.add(z3.Implies(b, c))
+        else:
+            s.add(*t.groups[f])
+    x = t.x
+    s.add(_bool(z3.Not(x.ub) if not isinstance(x.ub, bool) else not x.ub))
+    s.add(_bool(cond_z3(x, t.cond.cond)))
+
+    def broken(m):
+        return [(f, c) for f, _, c in inst if not _true(m, c)]
+    s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
+    if s.check() != z3.sat:        # cannot happen: t.check said sat with the same constraints
+        raise AssertionError("closest candidate: the relaxed encoding is not satisfiable")
+    m = s.model()
+    bad = broken(m)
+    minimal = True
+    for _ in range(8):               # fewest broken instances: bound the count and re-solve
+        if len(bad) <= 1:
+            break
+        s.add(z3.PbLe([(z3.Not(b), 1) for _, b, _ in inst], len(bad) - 1))
+        s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
+        r = s.check()
+        if r == z3.sat:
+            m = s.model()
+            bad = broken(m)
+        else:
+            minimal = r == z3.unsat
+            break
+    else:
+        minimal = False
+    wt = witness(x, m)
+    labels = sorted({e["id"] for e in wt["events"]} |
+                    {o["id"] for o in wt.get("barrier_ops", [])}, key=len, reverse=True)
+    events: set = set()
+    pairs: set = set()
+    for _, c in bad:
+        one, two = _mentions(c, labels)
+        events |= one
+        pairs |= two
+    broken_rec = {"instances": len(bad), "fewest": minimal,
+                  "events": sorted(events),
+                  "edges": sorted(sorted(p) for p in pairs)}
+    wt["broken"] = broken_rec
+    return {"dropped": [{"family": f, "source": F.describe(f)[0],
+                         "sentence": F.describe(f)[1]} for f in drop],
+            "witness": wt}
+
+
+def _mentions(c, labels: list) -> tuple:
+    """The events a constraint is about (the labels in its variables' names, e.g.
+    `rf_T0:17_T1:23#12`), and the pairs of them the picture marks: every pair when the
+    constraint is about a few events (a coherence instance names its cycle), else the pairs
+    one variable relates (rf, hb, lo ...)."""
+    from z3.z3util import get_vars
+    one: set = set()
+    pairs: set = set()
+    for v in get_vars(c):
+        found = _labels_in(str(v).rsplit("#", 1)[0], labels)
+        one |= set(found)
+        if len(found) == 2 and found[0] != found[1]:
+            pairs.add(frozenset(found))
+    if len(one) <= 6:
+        pairs = {frozenset((a, b)) for a in one for b in one if a < b}
+    return one, pairs
+
+
+def _labels_in(name: str, labels: list) -> list:
+    """Event labels occurring in a variable name as whole `_`-separated parts (longest first,
+    so `T0:19` is not found inside `T0:19#2`)."""
+    found = []
+    rest = name
+    for lab in labels:
+        i = rest.find(lab)
+        while i >= 0:
+            end = i + len(lab)
+            if (i == 0 or rest[i - 1] == "_") and (end == len(rest) or rest[end] == "_"):
+                found.append((i, lab))
+                rest = rest[:i] + "\0" * len(lab) + rest[end:]
+                break
+            i = rest.find(lab, i + 1)
+    return [lab for _, lab in sorted(found)]
 
 
 def _state(m: z3.ModelRef, keys, zterms) -> tuple:
@@ -279,9 +406,50 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
     keys, terms = projection(el.test)
     state = format_state(_state(m, keys, [term_z3(x, t) for t in terms]))
     out = {"threads": el.thread_names, "events": events, "rf": rf, "co": co, "sw": sw_list,
-           "hb": hb, "reads": reads, "final": final, "state": state}
+           "hb": hb, "reads": reads, "final": final, "state": state,
+           "placement": {el.thread_names[i]: placement(el, i)
+                         for i in range(len(el.thread_names))}}
     if bar_pairs:
         out["barrier"] = bar_pairs
+    ops = _barrier_ops(x)
+    if ops:
+        out["barrier_ops"] = ops
+    return out
+
+
+def placement(el: Elab, ti: int) -> str:
+    """Where thread `ti` runs: its workgroup and wavefront instances (and cluster, on a target
+    with clusters), as `instance` names them."""
+    levels = [WORKGROUP, WAVEFRONT]
+    if el.target.clusters:
+        levels.insert(0, CLUSTER)
+    out = []
+    for lv in levels:
+        key = el.paths[ti][lv]
+        parts = [f"own{k[1]}" if isinstance(k, tuple) else str(k) for k in key]
+        out.append(f"{LEVEL_NAME[lv]} {'.'.join(parts)}")
+    return ", ".join(out)
+
+
+def _barrier_ops(x: Execution) -> list:
+    """The explicit barrier operations (arrive, wait, init, join, drop of a wave's own
+    instructions; not the implicit ones of launch and end), each placed in the first thread of
+    its wave at its instruction's position, for the pictures (issue 18.5)."""
+    info = x.elab.barrier
+    if info is None:
+        return []
+    el = x.elab
+    out = []
+    for op in info.ops:
+        if op.implicit or op.wave is None:
+            continue
+        ths = [t for t in info.wave_threads[op.wave] if op.tpos.get(t, -1) >= 0]
+        if not ths:
+            continue
+        t = ths[0]
+        out.append({"id": op.label, "thread": el.thread_names[t], "pos": op.tpos[t],
+                    "kind": "barrier_" + op.kind, "line": op.line,
+                    "object": info.inst_name(op.obj)})
     return out
 
 
@@ -528,7 +696,24 @@ def format_text(ex: Explanation) -> str:
             out.append(f"      {sentence}")
         if f in ex.without:
             out.append(f"      without it, reachable: {ex.without[f]}")
+    if ex.closest is not None:
+        out += format_closest(ex.closest)
     return "\n".join(out)
+
+
+def format_closest(cl: dict) -> list:
+    """The closest candidate (closest()): what it breaks, then the execution."""
+    wt = cl["witness"]
+    br = wt["broken"]
+    out = ["The closest candidate execution (it produces this outcome and satisfies every "
+           "family except " + ", ".join(d["family"] for d in cl["dropped"]) + "):"]
+    for d in cl["dropped"]:
+        out.append(f"  forbidden by: {d['family']}" + (f" ({d['source']})" if d["source"] else ""))
+    out.append(f"  broken: {br['instances']} instance{'s' if br['instances'] != 1 else ''} of "
+               f"the rule{'' if br['fewest'] else ' (fewest not proven)'}, about "
+               + (", ".join(br["events"]) or "no event"))
+    out += ["  " + ln for ln in format_witness(wt)]
+    return out
 
 
 def format_witness(wt: dict) -> list:

@@ -47,7 +47,7 @@ def explain_call(path: str, outcome: Optional[str], model_name: Optional[str],
     else:
         raise LitmusError("the test has no exists: condition; give --outcome \"COND\"",
                           test.file, test.line)
-    return explain(test, model, cond, timeout=timeout)
+    return explain(test, model, cond, timeout=timeout, with_closest=True)
 
 
 def import_call(path: str):
