@@ -295,10 +295,21 @@ def list_models() -> list[Model]:
 DEFAULT_MODEL = "seed"
 
 
+_SENT: dict = {}      # name or path -> Model, handed over by a parent (run/cluster.py)
+
+
+def use_models(models: dict) -> None:
+    """Models the parent already loaded, by the name or path it was asked for (a Dask worker
+    on another host need not read the model files: issue 20 item 4)."""
+    _SENT.update(models)
+
+
 def get_model(name_or_file: Optional[str]) -> Model:
     """A model by name (from models/) or by path; None gives the default (seed) model."""
     from .errors import show
     name = name_or_file or DEFAULT_MODEL
+    if name in _SENT:
+        return _SENT[name]
     if os.path.sep in name or name.lower().endswith((".yaml", ".yml")):   # any case
         if not os.path.exists(name):
             raise LitmusError(f"model file '{show(name)}' does not exist", name)

@@ -44,3 +44,26 @@ def test_dask_local_starts_its_own_cluster():
 def test_bad_dask_address_is_one_line_exit_2(tmp_path):
     code, out = run("verify", "--dask", "local:zero", os.path.join(CLASSIC, os.listdir(CLASSIC)[0]))
     assert code == 2 and "local:N" in out
+
+
+def test_a_worker_uses_the_model_the_parent_sent_not_its_disk(tmp_path):
+    """Issue 20 item 4: the models are parsed by the command and sent once; a worker (here
+    the chunk function itself, in this process) runs with the model it was sent even where
+    the file does not exist, and the result is that model's (a custom model file, a copy of
+    upstream-2026 under another name, changes the verdict of an LDS test)."""
+    import shutil
+    from amdmm_smt.model import get_model, load_model_file, _SENT
+    from amdmm_smt.run.cluster import _models, _run_chunk
+    from amdmm_smt.run.pool import Task
+    src = os.path.join(ROOT, "models", "upstream-2026.yaml")
+    path = tmp_path / "mine.yaml"
+    shutil.copy(src, path)
+    sent = _models([Task(0, None, None, str(path), 60.0, None)])
+    assert list(sent) == [str(path)] and sent[str(path)].options == load_model_file(src).options
+    path.unlink()                                   # gone from "the worker's" disk
+    test = os.path.join(ROOT, "litmus", "classic", "MP+rel-acq.agent.diff-wg.yaml")
+    try:
+        [(i, (t, r, err))] = _run_chunk([Task(7, test, None, str(path), 60.0, None)], sent)
+        assert i == 7 and err is None and r is not None and r.model == get_model(str(path)).name
+    finally:
+        _SENT.clear()

@@ -1,7 +1,8 @@
 """`verify --dask ADDRESS`: run tests on a Dask distributed cluster (issue 13 item 5).
 
 The parent reads every file and sends its bytes (workers on other hosts need not share the
-file system), in chunks of a few tests; on the worker a chunk runs through the same
+file system), in chunks of a few tests, and the models named by `--model` (or `diff`'s two),
+parsed once here and sent once to every worker (a model file need not exist on the workers); on the worker a chunk runs through the same
 `pool.run_tasks` as a local run (each test in a forked process killed past --timeout or
 --memory), so results, limits and output are the same as a local run. `--dask local` starts a
 `LocalCluster` of one single-threaded worker process per core (`local:N`: N workers).
@@ -19,8 +20,12 @@ from .pool import Outcome, Task, run_tasks
 CHUNKS_PER_WORKER = 4      # enough chunks to balance uneven tests, few enough to batch cheaply
 
 
-def _run_chunk(chunk: list[Task]) -> list[tuple[int, Outcome]]:
-    """On a Dask worker: run the chunk's tests, one at a time, in a forked process."""
+def _run_chunk(chunk: list[Task], models: Optional[dict] = None) -> list[tuple[int, Outcome]]:
+    """On a Dask worker: run the chunk's tests, one at a time, in a forked process, with the
+    models the parent loaded (sent once to every worker, not read from its disk)."""
+    if models:
+        from ..model import use_models
+        use_models(models)
     local = [replace(t, index=i) for i, t in enumerate(chunk)]
     outs = run_tasks(local, 1)
     return [(t.index, o) for t, o in zip(chunk, outs)]
@@ -149,6 +154,14 @@ def _client(address: str):
                           f"{type(e).__name__}: {e}", "--dask") from None
 
 
+def _models(tasks: list[Task]) -> dict:
+    """The models the tasks name (--model, diff's two), loaded here once: a bad one is the
+    parent's error, before any test runs, as in a local run (which loads them the same way)."""
+    from ..model import get_model
+    names = sorted({t.model_name for t in tasks if t.model_name})
+    return {n: get_model(n) for n in names}
+
+
 def run_tasks_dask(tasks: list[Task], address: str,
                    done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
     client, cluster = _client(address)     # first: one line if dask is missing or unreachable
@@ -164,7 +177,9 @@ def run_tasks_dask(tasks: list[Task], address: str,
         nworkers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
         size = max(1, -(-len(tasks) // (nworkers * CHUNKS_PER_WORKER)))
         chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-        futures = [client.submit(_run_chunk, c, pure=False) for c in chunks]
+        models = _models(tasks)
+        sent = client.scatter(models, broadcast=True) if models else None
+        futures = [client.submit(_run_chunk, c, sent, pure=False) for c in chunks]
         out: list[Optional[Outcome]] = [None] * len(tasks)
         for fut in as_completed(futures):
             for idx, o in fut.result():
