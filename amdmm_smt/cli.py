@@ -26,7 +26,9 @@ from .report import MAX_OUTCOMES   # the package face only: the table module is 
 def Console(**kw):
     """A rich console, imported when first printed to."""
     from rich.console import Console as RichConsole
-    return RichConsole(**kw)
+    c = RichConsole(**kw)
+    c.on_broken_pipe = _reader_gone    # rich's own answer is exit 1, a failing test's status
+    return c
 
 
 def _fail2(msg: str) -> None:
@@ -48,9 +50,19 @@ class _Group(click.Group):
             _flush_stdout()       # now, while a failure can still be reported (exit 2)
             raise
         except OSError as e:
+            if e.errno == errno.EPIPE:
+                _reader_gone()
             if e.errno not in _WRITE_ERRNOS:
                 raise
             _stdout_failed(e)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except OSError as e:        # before click's own handling, which exits 1
+            if e.errno == errno.EPIPE:
+                _reader_gone()
+            raise
 
     def _main(self, args, prog_name, complete_var, **extra):
         try:
@@ -77,6 +89,22 @@ class _Group(click.Group):
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
 
 
+EXIT_PIPE = 141           # 128 + SIGPIPE: what `cat`, `grep` report when the reader is gone
+
+
+def _reader_gone() -> None:
+    """The reader of stdout closed it (`verify | head`): stop quietly with 141, as a program
+    killed by SIGPIPE does, not 1 (a failing test) nor a traceback; docs/litmus-format.md
+    "Exit status"."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+    os._exit(EXIT_PIPE)
+
+
 def _stdout_failed(e: OSError) -> None:
     """The output could not be written (a full disk under `> FILE`, issue 22 item 12): one
     line on stderr, exit 2 (the verdict printed is incomplete, so it is not the run's), and
@@ -100,6 +128,8 @@ def _flush_stdout() -> None:
     try:
         sys.stdout.flush()
     except OSError as e:
+        if e.errno == errno.EPIPE:
+            _reader_gone()
         if e.errno in _WRITE_ERRNOS:
             _stdout_failed(e)
     except ValueError:        # closed
