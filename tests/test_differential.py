@@ -344,8 +344,8 @@ def cf_disagreement(text: str, model_name: str):
     if a.thin_air or b.thin_air:
         return None if a.thin_air == b.thin_air else ("thin air", a.thin_air, b.thin_air)
 
-    def judged(r):
-        return (sorted(r.states), sorted((v.kind, v.status) for v in r.verdicts),
+    def judged(r):      # states as a set: an undef value does not sort with numbers
+        return (frozenset(r.states), sorted((v.kind, v.status) for v in r.verdicts),
                 getattr(r, "cf_ub", None) is not None)
     return None if judged(a) == judged(b) else (judged(a), judged(b))
 
