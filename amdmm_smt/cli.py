@@ -300,8 +300,15 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
 @_jobs
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run on a Dask distributed cluster (as `verify --dask`).")
+@click.option("--synth", "with_synth", is_flag=True,
+              help="Append the minimal tests `amdmm-smt synth` finds for the two versions "
+                   "(its default vocabulary; docs/semantics.md section 16).")
+@click.option("--synth-threads", default=2, show_default=True, type=click.IntRange(1, 4),
+              help="--synth: at most this many threads.")
+@click.option("--synth-events", default=4, show_default=True, type=click.IntRange(1, 8),
+              help="--synth: at most this many instructions.")
 def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb, jobs,
-         dask_address):
+         dask_address, with_synth, synth_threads, synth_events):
     """Compare the outcomes two model versions allow on the same tests.
 
     A test that names its own `model:` is run under --from and --to like every other test
@@ -341,6 +348,8 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb,
             _fail2(str(e))
     render = {"markdown": to_markdown, "html": to_html, "json": to_json, "text": to_text}[fmt]
     text = render(diffs, a, b)
+    if with_synth:
+        text = _with_synth(text, fmt, a, b, synth_threads, synth_events, jobs)
     if output:
         _write("--output", output, text)
     else:
@@ -544,6 +553,25 @@ def import_herd(paths, out_dir, force, timeout, memory_mb, jobs):
     console = Console(highlight=False, emoji=False)
     for dest, (src, _) in sorted(outputs.items()):
         console.print(f"{src} -> {dest}", markup=False, soft_wrap=True)
+
+
+def _with_synth(text: str, fmt: str, a, b, threads: int, events: int, jobs: int) -> str:
+    """diff --synth (issue 21 item 5): the synthesized minimal tests after the report."""
+    import html
+    import json
+    from . import synth as S
+    from .synth.programs import Bound
+    r = S.run(a, b, Bound(threads, events, 2, S.default_vocab(a, b)), jobs=min(jobs, 2))
+    if fmt == "json":
+        rec = json.loads(text)
+        rec["synth"] = json.loads(S.to_json(r))
+        return json.dumps(rec, indent=2, sort_keys=True) + "\n"
+    if fmt == "markdown":
+        return text.rstrip("\n") + "\n\n" + S.to_markdown(r)
+    if fmt == "html":
+        body = f"<h2>Synthesized minimal tests</h2>\n<pre>{html.escape(S.to_text(r))}</pre>\n"
+        return text.replace("</body>", body + "</body>") if "</body>" in text else text + body
+    return text.rstrip("\n") + "\n\n" + S.to_text(r)
 
 
 @main.command()

@@ -28,9 +28,13 @@ PRESETS: dict[str, Vocab] = {
     "volatile_av": Vocab(**_MP, scopes=("agent",), spaces=("global",), placements=("agent",),
                          flags=("volatile-only", "avnone-only")),
     # UP 2.1(7): a read is location-ordered before the accesses it happens-before
+    # (the writes' order and the reads' shadows: a workgroup-scope RMW, agent flags without
+    # availability, plain accesses)
     "read_lo": Vocab(kinds=("st", "ld", "rmw"), orders=("na", "mono", "rel", "acq"),
                      scopes=("workgroup", "agent"), spaces=("global",), placements=("agent",),
-                     flags=("avnone",)),
+                     flags=("avnone-only",),
+                     only=("st.na", "ld.na", "rmw.mono.workgroup", "st.rel.agent",
+                           "ld.acq.agent")),
     # S004 vs UP 2.4: async copies in or out of program order
     "async_model": Vocab(kinds=("st", "ld", "async"), orders=("na",),
                          spaces=("global", "local"), placements=("wg",)),

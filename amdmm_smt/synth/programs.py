@@ -44,8 +44,13 @@ FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra")
 
 # "weaker" for the minimiser (docs/semantics.md 16.4): order one step down this lattice,
 # scope one step narrower, a flag dropped
-WEAKER_ORDER = {"sc": ("acqrel",), "acqrel": ("acq", "rel"), "acq": ("mono",),
-                "rel": ("mono",), "mono": ("na",)}
+# (per kind: the orders LLVM allows on it)
+WEAKER_ORDER = {
+    "st": {"sc": ("rel",), "rel": ("mono",), "mono": ("na",)},
+    "ld": {"sc": ("acq",), "acq": ("mono",), "mono": ("na",)},
+    "rmw": {"sc": ("acqrel",), "acqrel": ("acq", "rel"), "acq": ("mono",), "rel": ("mono",)},
+    "fence": {"sc": ("acqrel",), "acqrel": ("acq", "rel")},
+}
 NARROWER = {"system": "agent", "agent": "workgroup", "workgroup": "wavefront"}
 
 
@@ -60,6 +65,7 @@ class Vocab:
     flags: tuple = ()
     plain_spaces: tuple = ()     # spaces of non-atomic accesses (empty: every space)
     sync_spaces: tuple = ()      # spaces of atomic accesses (empty: every space)
+    only: tuple = ()             # kind.order[.scope] specs: only these shapes (empty: all)
 
     def plain_ok(self, sp: str) -> bool:
         return not self.plain_spaces or sp in self.plain_spaces
@@ -73,25 +79,41 @@ class Vocab:
                 f"{','.join(self.placements)}; flags {','.join(self.flags) or '-'}"
                 + (f"; plain accesses in {','.join(self.plain_spaces)}" if self.plain_spaces
                    else "")
-                + (f"; atomics in {','.join(self.sync_spaces)}" if self.sync_spaces else ""))
+                + (f"; atomics in {','.join(self.sync_spaces)}" if self.sync_spaces else "")
+                + (f"; only {','.join(self.only)}" if self.only else ""))
 
     def record(self) -> dict:
         return {"kinds": list(self.kinds), "orders": list(self.orders),
                 "scopes": list(self.scopes), "spaces": list(self.spaces),
                 "placements": list(self.placements), "flags": list(self.flags),
-                "plain_spaces": list(self.plain_spaces), "sync_spaces": list(self.sync_spaces)}
+                "plain_spaces": list(self.plain_spaces), "sync_spaces": list(self.sync_spaces),
+                "only": list(self.only)}
 
     def union(self, other: "Vocab") -> "Vocab":
         def u(a, b, allv):
             return tuple(v for v in allv if v in a or v in b)
         def us(a, b, sa, sb):       # an empty restriction is every space of its vocabulary
             return u(a or sa, b or sb, SPACES)
+        def flags(a, b):
+            # X-only in one and not in the other: both with and without X (the union of
+            # the two sets of shapes, as near as the fields say it)
+            out = set(a) | set(b)
+            for x in ("volatile", "avnone"):
+                if f"{x}-only" in out and not (f"{x}-only" in a and f"{x}-only" in b):
+                    out.discard(f"{x}-only")
+                    out.add(x)
+                if f"{x}-only" in out:
+                    out.discard(x)
+            return tuple(f for f in FLAGS if f in out)
         return Vocab(u(self.kinds, other.kinds, KINDS), u(self.orders, other.orders, ORDERS),
                      u(self.scopes, other.scopes, SCOPES), u(self.spaces, other.spaces, SPACES),
                      u(self.placements, other.placements, PLACEMENTS),
-                     u(self.flags, other.flags, FLAGS),
+                     flags(self.flags, other.flags),
                      us(self.plain_spaces, other.plain_spaces, self.spaces, other.spaces),
-                     us(self.sync_spaces, other.sync_spaces, self.spaces, other.spaces))
+                     us(self.sync_spaces, other.sync_spaces, self.spaces, other.spaces),
+                     # a restriction in one only: the other's shapes are all in, so none
+                     tuple(sorted(set(self.only) | set(other.only)))
+                     if self.only and other.only else ())
 
 
 def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
@@ -99,7 +121,7 @@ def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
     `+field=...` adds to it. Unknown names are a ValueError (one line)."""
     allv = {"kinds": KINDS, "orders": ORDERS, "scopes": SCOPES, "spaces": SPACES,
             "placements": PLACEMENTS, "flags": FLAGS, "plain_spaces": SPACES,
-            "sync_spaces": SPACES}
+            "sync_spaces": SPACES, "only": ()}
     v = base or Vocab()
     for part in [p.strip() for p in text.split(";") if p.strip()]:
         add = part.startswith("+")
@@ -109,6 +131,13 @@ def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
             raise ValueError(f"--vocab: expected FIELD=V1,V2 with FIELD one of "
                              f"{', '.join(allv)} (got '{part}')")
         got = [x.strip() for x in vals.split(",") if x.strip()]
+        if k == "only":
+            bad = [x for x in got if not _spec_ok(x)]
+            if bad:
+                raise ValueError(f"--vocab only: bad shape {bad[0]} (kind.order[.scope], e.g. "
+                                 "st.rel.agent, ld.na, rmw.mono.workgroup)")
+            v = replace(v, only=tuple(sorted(set(got) | (set(v.only) if add else set()))))
+            continue
         bad = [x for x in got if x not in allv[k]]
         if bad:
             raise ValueError(f"--vocab {k}: unknown {', '.join(bad)} (known: "
@@ -117,6 +146,21 @@ def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
             got = list(getattr(v, k)) + got
         v = replace(v, **{k: tuple(x for x in allv[k] if x in got)})
     return v
+
+
+def _spec_ok(x: str) -> bool:
+    parts = x.split(".")
+    return (2 <= len(parts) <= 3 and parts[0] in KINDS + ("avst", "avld", "mark", "wait")
+            and parts[1] in ORDERS + ("",) and (len(parts) == 2 or parts[2] in SCOPES))
+
+
+def _matches(shape: tuple, only: tuple) -> bool:
+    kind, order, scope = shape[:3]
+    for x in only:
+        p = x.split(".")
+        if p[0] == kind and p[1] == order and (len(p) == 2 or p[2] == scope):
+            return True
+    return False
 
 
 # ---- the instruction alphabet ----------------------------------------------------------
@@ -162,6 +206,9 @@ def shapes(v: Vocab) -> list[tuple]:
     if "async" in v.kinds and "global" in v.spaces and "local" in v.spaces:
         out += [("async", "", "", (), ("global", "local")), ("mark", "", "", (), ()),
                 ("wait", "", "", (), ())]
+    if v.only:
+        out = [s for s in out if s[0] in ("async", "mark", "wait", "bar", "avst", "avld")
+               or _matches(s, v.only)]
     return out
 
 
@@ -258,6 +305,19 @@ def canonical(prog: Program) -> Program:
     return best
 
 
+def lds_ok(prog: Program) -> bool:
+    """LDS is per workgroup (docs/litmus-format.md): a local location is used by the threads
+    of one workgroup only; other programs are not litmus tests."""
+    where: dict = {}
+    for t, th in enumerate(prog.threads):
+        wg = prog.placement[t][:2]
+        for ins in th:
+            for x in ins[4]:
+                if prog.spaces[x] == "local" and where.setdefault(x, wg) != wg:
+                    return False
+    return True
+
+
 def _compositions(total: int, parts: int) -> Iterator[tuple]:
     if parts == 1:
         yield (total,)
@@ -280,7 +340,7 @@ def programs(v: Vocab, threads: int, events: int, locations: int) -> Iterator[Pr
                     continue
                 for plc in plcs:
                     p = Program(plc, prog[0], prog[1])
-                    if p.key() == canonical(p).key():
+                    if lds_ok(p) and p.key() == canonical(p).key():
                         yield p
 
 
@@ -336,14 +396,8 @@ def reductions(prog: Program) -> list[tuple[str, Program]]:
                 out.append((f"remove {what}", _gc(Program(tuple(plc), tuple(nth),
                                                           prog.spaces))))
             variants = []
-            if kind in ("st", "ld", "rmw", "fence") and order in WEAKER_ORDER:
-                for o in WEAKER_ORDER[order]:
-                    if o == "na" and kind in ("rmw", "fence"):
-                        continue
-                    if kind == "st" and o == "acq" or kind == "ld" and o == "rel":
-                        continue
-                    if kind == "fence" and o == "mono":
-                        continue
+            if order in WEAKER_ORDER.get(kind, {}):
+                for o in WEAKER_ORDER[kind][order]:
                     variants.append((f"weaken {what} to {o}",
                                      (kind, o, "" if o == "na" else scope,
                                       tuple(f for f in flags if o != "na" or f == "volatile"),
