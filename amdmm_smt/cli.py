@@ -302,7 +302,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
               help="Run on a Dask distributed cluster (as `verify --dask`).")
 @click.option("--synth", "with_synth", is_flag=True,
               help="Append the minimal tests `amdmm-smt synth` finds for the two versions "
-                   "(its default vocabulary; docs/semantics.md section 16).")
+                   "(its default vocabulary; docs/semantics.md section 17).")
 @click.option("--synth-threads", default=2, show_default=True, type=click.IntRange(1, 4),
               help="--synth: at most this many threads.")
 @click.option("--synth-events", default=4, show_default=True, type=click.IntRange(1, 8),
@@ -613,7 +613,7 @@ def synth(model_a, model_b, options, threads, events, locations, vocab, max_foun
     """Synthesize the smallest litmus tests that tell two model versions apart: every program
     up to the bound (symmetry-reduced), smallest first; each difference found is minimised and
     written as a test whose expectation is the --from version's verdict. When nothing is found
-    the search was exhaustive and says so (docs/semantics.md section 16).
+    the search was exhaustive and says so (docs/semantics.md section 17).
     Exit 0 on a completed search, 2 on bad input."""
     from . import synth as S
     from .synth.programs import Bound, parse_vocab

@@ -21,7 +21,8 @@ from amdmm_smt.synth.table import all_rows, cells, markdown  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--only", nargs="*", default=None, help="rows whose name starts so")
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="re-run only the rows whose name starts so, replacing them in --out")
     ap.add_argument("--out", default=os.path.join("docs", "synth-options.md"))
     args = ap.parse_args()
     rows = all_rows(get_model("seed"))
@@ -33,8 +34,17 @@ def main() -> None:
         c = cells(r, jobs=args.jobs)
         out.append(c)
         print(f"{r.what:40s} {time.perf_counter() - t0:7.1f} s  {c[1][:100]}", flush=True)
+    if args.only and os.path.exists(args.out):
+        text = open(args.out, encoding="utf-8").read()
+        lines = text.splitlines()
+        for c in out:
+            new = markdown([c]).splitlines()[-1]
+            lines = [new if ln.startswith(f"| {c[0]} |") else ln for ln in lines]
+        text = "\n".join(lines) + "\n"
+    else:
+        text = markdown(out)
     with open(args.out, "w", encoding="utf-8") as f:
-        f.write(markdown(out))
+        f.write(text)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`amdmm-smt synth` (issue 21, docs/semantics.md section 16): the enumeration covers every
+"""`amdmm-smt synth` (issue 21, docs/semantics.md section 17): the enumeration covers every
 program once up to symmetry, the minimiser shrinks, every reported test is 1-minimal and
 verifies differently under the two versions by `verify` (independently of the search), the
 smallest seed vs upstream-2026 witness is the hand-derived one, nothing found is an
@@ -120,7 +120,7 @@ def async_run():
 
 
 def test_seed_vs_upstream_async_smallest_is_the_hand_derived_one(async_run):
-    """docs/semantics.md 16.6: `store x; copy x -> y (LDS)` in one thread. seed-004 orders the
+    """docs/semantics.md 17.6: `store x; copy x -> y (LDS)` in one thread. seed-004 orders the
     copy at its instruction, so the store happens-before the DMA read and is location-ordered
     before it (S000 clause 1): the read sees 1 and y ends 1. Under UP 2.4 the copy is in no
     program order and neither access is available / visible: the DMA read may see the

@@ -1,5 +1,5 @@
 """`amdmm-smt synth` (issue 21): synthesize the smallest litmus tests that tell two model
-versions apart (docs/semantics.md section 16).
+versions apart (docs/semantics.md section 17).
 
 programs.py   the programs searched: vocabulary, canonical enumeration, reductions, YAML
 search.py     both versions on each program, the search by size, the minimiser
@@ -139,7 +139,7 @@ def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
         ex = explain(t, forb, parse_outcome(t, cond), timeout=timeout)
         families = list(ex.core) if ex.reachable is False else []
         forbidder = forb.name
-    desc = (f"Synthesized by amdmm-smt synth ({a.name} vs {b.name}; docs/semantics.md 16): "
+    desc = (f"Synthesized by amdmm-smt synth ({a.name} vs {b.name}; docs/semantics.md 17): "
             f"{line}. {a.name}: {va}; {b.name}: {vb}"
             + (f"; forbidden under {forbidder} by: {', '.join(families)}" if families else "")
             + f". The expectation is {a.name}'s verdict; minimal: removing any instruction or "
@@ -225,7 +225,7 @@ def to_markdown(r: Synth, level: int = 2) -> str:
            f"`amdmm-smt synth` searched every program up to "
            f"{size_words(bd.threads, bd.events)} ({bd.locations} locations) of the vocabulary "
            f"{bd.vocab.describe()}: {r.search.programs} programs, "
-           f"{r.search.states} candidate states (docs/semantics.md section 16).", ""]
+           f"{r.search.states} candidate states (docs/semantics.md section 17).", ""]
     if not r.tests:
         out += [claim(r) + ".", ""]
         return "\n".join(out)

@@ -1,4 +1,4 @@
-"""Synthesis, part 3: the default vocabulary for two model versions (docs/semantics.md 16.2).
+"""Synthesis, part 3: the default vocabulary for two model versions (docs/semantics.md 17.2).
 
 Each option reads some instructions only; the default vocabulary of a search is the union of
 the presets of the options the two versions set differently (`--vocab` replaces or widens it).

@@ -42,7 +42,7 @@ PLACEMENTS = ("wave", "wg", "agent", "system")   # how two threads relate
 # mmra: fences with and without the amdgpu-synchronize-as:local tag
 FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra")
 
-# "weaker" for the minimiser (docs/semantics.md 16.4): order one step down this lattice,
+# "weaker" for the minimiser (docs/semantics.md 17.4): order one step down this lattice,
 # scope one step narrower, a flag dropped
 # (per kind: the orders LLVM allows on it)
 WEAKER_ORDER = {
@@ -379,7 +379,7 @@ def count_programs(v: Vocab, threads: int, events: int, locations: int) -> int:
 # ---- one-step reductions (the minimiser) -----------------------------------------------
 
 def reductions(prog: Program) -> list[tuple[str, Program]]:
-    """Every one-step reduction (docs 16.4): remove one instruction, weaken one order one step,
+    """Every one-step reduction (docs 17.4): remove one instruction, weaken one order one step,
     narrow one scope one step, drop one flag. Each returned canonical, with what was done."""
     out = []
     for t, th in enumerate(prog.threads):

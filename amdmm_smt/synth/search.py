@@ -1,5 +1,5 @@
 """Synthesis, part 2: compare two model versions on programs, search by size, minimise
-(docs/semantics.md section 16).
+(docs/semantics.md section 17).
 
 The search is enumerative: every canonical program of the vocabulary (programs.py), by
 increasing number of instructions, then threads; for each, the full outcome set under both
@@ -124,7 +124,7 @@ def _work(prog: P.Program) -> Compared:
 # ---- minimisation -----------------------------------------------------------------------
 
 def minimise(prog: P.Program, a: Model, b: Model, timeout: float = TIMEOUT) -> P.Program:
-    """Greedy to a fixpoint (docs 16.4): take the first one-step reduction that keeps a
+    """Greedy to a fixpoint (docs 17.4): take the first one-step reduction that keeps a
     difference, until none does. The result is 1-minimal: every one-step reduction of it
     loses the difference."""
     prog = P.canonical(prog)
