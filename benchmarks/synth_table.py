@@ -8,6 +8,7 @@ every pair of shipped versions with its smallest distinguishing test, or the exh
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -24,15 +25,26 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None,
                     help="re-run only the rows whose name starts so, replacing them in --out")
     ap.add_argument("--out", default=os.path.join("docs", "synth-options.md"))
+    ap.add_argument("--resume", default=None, metavar="FILE",
+                    help="keep each row's cells in FILE (JSON lines) and reuse them")
     args = ap.parse_args()
     rows = all_rows(get_model("seed"))
     if args.only:
         rows = [r for r in rows if any(r.what.startswith(o) for o in args.only)]
+    done = {}
+    if args.resume and os.path.exists(args.resume):
+        with open(args.resume, encoding="utf-8") as f:
+            for ln in f:
+                c = json.loads(ln)
+                done[c[0]] = c
     out = []
     for r in rows:
         t0 = time.perf_counter()
-        c = cells(r, jobs=args.jobs)
+        c = done.get(f"`{r.what}`") or cells(r, jobs=args.jobs)
         out.append(c)
+        if args.resume:
+            with open(args.resume, "a", encoding="utf-8") as f:
+                f.write(json.dumps(c) + "\n")
         print(f"{r.what:40s} {time.perf_counter() - t0:7.1f} s  {c[1][:100]}", flush=True)
     if args.only and os.path.exists(args.out):
         text = open(args.out, encoding="utf-8").read()

@@ -209,7 +209,8 @@ def to_json(r: Synth) -> str:
            "undecided": s.undecided, "exhaustive": s.exhaustive and not r.tests,
            "layers": [{"events": la.events, "threads": la.threads, "programs": la.programs,
                        "equal_encodings": la.same_encoding, "states": la.states,
-                       "differing": la.differing, "complete": la.complete}
+                       "differing": la.differing, "complete": la.complete,
+                       "not_litmus_tests": la.invalid}
                       for la in s.layers],
            "tests": [t.record() for t in r.tests]}
     if not r.tests:

@@ -66,13 +66,12 @@ PRESETS: dict[str, Vocab] = {
                       scopes=("agent",), spaces=("global",), placements=("agent",)),
     "no_thin_air": Vocab(kinds=("st", "ld", "rmw"), orders=("mono",), scopes=("agent",),
                          spaces=("global",), placements=("agent",)),
-    "cas_undef": Vocab(kinds=("st", "ld", "rmw"), orders=("na", "mono"), scopes=("agent",),
-                       spaces=("global",), placements=("agent",)),
 }
 
 # options a search does not vary: the default target only changes which barriers and scopes
 # exist (the vocabulary names no target)
-UNSEARCHED = {"default_target": "the target is not part of the vocabulary"}
+UNSEARCHED = {"default_target": "the target is not part of the vocabulary",
+              "cas_undef": "cmpxchg is not part of the vocabulary"}
 
 
 def differing(a: Model, b: Model) -> list[str]:

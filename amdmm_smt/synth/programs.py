@@ -318,6 +318,17 @@ def lds_ok(prog: Program) -> bool:
     return True
 
 
+def wave_ok(prog: Program) -> bool:
+    """Threads of one wavefront perform the same barrier instructions (S002: "only in
+    wave-uniform control flow"; straight-line code that breaks it is an input error)."""
+    bars: dict = {}
+    for t, th in enumerate(prog.threads):
+        mine = tuple(i[0] for i in th if i[0] == "bar")
+        if bars.setdefault(prog.placement[t], mine) != mine:
+            return False
+    return True
+
+
 def _compositions(total: int, parts: int) -> Iterator[tuple]:
     if parts == 1:
         yield (total,)
@@ -340,7 +351,7 @@ def programs(v: Vocab, threads: int, events: int, locations: int) -> Iterator[Pr
                     continue
                 for plc in plcs:
                     p = Program(plc, prog[0], prog[1])
-                    if lds_ok(p) and p.key() == canonical(p).key():
+                    if lds_ok(p) and wave_ok(p) and p.key() == canonical(p).key():
                         yield p
 
 

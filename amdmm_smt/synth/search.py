@@ -18,6 +18,7 @@ from typing import Optional
 
 from ..elaborate.events import elaborate
 from ..encode import encode
+from ..errors import LitmusError
 from ..frontend.litmus import parse_text
 from ..model import Model
 from ..outcomes import format_state, projection, state_sort_key
@@ -44,20 +45,21 @@ class Compared:
     same_encoding: bool
     a: Optional[Outcomes] = None
     b: Optional[Outcomes] = None
+    invalid: str = ""           # not a litmus test (an input error): not counted as a program
 
     @property
     def decided(self) -> bool:
-        return self.same_encoding or (self.a.decided and self.b.decided)
+        return self.same_encoding or bool(self.invalid) or (self.a.decided and self.b.decided)
 
     @property
     def differs(self) -> bool:
-        if self.same_encoding or not self.decided:
+        if self.same_encoding or self.invalid or not self.decided:
             return False
         return self.a.states != self.b.states or self.a.ub != self.b.ub
 
     @property
     def states_examined(self) -> int:
-        if self.same_encoding:
+        if self.same_encoding or self.invalid:
             return 0
         return len(self.a.states | self.b.states)
 
@@ -94,6 +96,16 @@ def test_of(prog: P.Program, name: str = "synth"):
 
 def compare(prog: P.Program, a: Model, b: Model, prune: bool = True,
             timeout: float = TIMEOUT) -> Compared:
+    """Both versions on one program. A program the frontend or elaboration refuses (an input
+    error, e.g. a reduction that breaks a rule of the format) is `invalid`: never a
+    difference."""
+    try:
+        return _compare(prog, a, b, prune, timeout)
+    except LitmusError as e:
+        return Compared(prog, False, invalid=e.message)
+
+
+def _compare(prog: P.Program, a: Model, b: Model, prune: bool, timeout: float) -> Compared:
     test = test_of(prog)
     if prune and a.options == b.options:
         return Compared(prog, True)
@@ -149,6 +161,7 @@ class Layer:
     states: int = 0
     undecided: int = 0
     differing: int = 0
+    invalid: int = 0            # refused by the frontend (not litmus tests; not in programs)
     complete: bool = True       # every program of the layer examined
 
 
@@ -223,6 +236,9 @@ def search(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3
                 it = (pool.imap(_work, gen, chunksize=32) if pool is not None
                       else (compare(p, a, b, timeout=timeout) for p in gen))
                 for c in it:
+                    if c.invalid:
+                        layer.invalid += 1
+                        continue
                     layer.programs += 1
                     layer.same_encoding += c.same_encoding
                     if not c.decided:
