@@ -29,7 +29,9 @@ FIND = [("seed", "upstream-2026", []),
         ("seed", None, ["read_lo=true"])]
 # equivalent on their preset vocabulary: async_done_edges differs only where MMRA tags cut
 # program order (docs R-async-done-every), which needs more than 3 instructions
-EXHAUST = [("seed", None, ["async_done_edges=first"], 3)]
+# final_co=hb: the final values from happens-before instead of location order agree on every
+# program of its vocabulary up to 2 × 3 (docs/synth-options.md), with encodings that differ
+EXHAUST = [("seed", None, ["async_done_edges=first"], 3), ("seed", None, ["final_co=hb"], 3)]
 QUICK = {"seed vs upstream-2026", "seed vs seed+async_model=upstream-stages"}
 
 

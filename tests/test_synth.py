@@ -296,3 +296,40 @@ def test_table_tests_are_not_larger_than_the_corpus_ones():
         ct, ce = corpus_size(rel)
         assert (events, threads) <= (ce, ct), what
         assert "not larger" in line
+
+
+def test_undefined_behaviour_difference_is_a_difference_and_its_test_says_so():
+    """A program undefined under one version and defined under the other differs even with
+    equal states; the test's expectation is the --from version's verdict."""
+    from amdmm_smt.synth import _expectation
+    from amdmm_smt.synth.search import Compared, Found, Outcomes
+    prog = P.Program(((0, 0, 0),), ((("st", "na", "", (), (0,)),),), ("global",))
+    s = frozenset({(("@x", 1),)})
+    every = Outcomes(frozenset(), "every", "drop-race")
+    some = Outcomes(s, "some", "drop-race")
+    clean = Outcomes(s, None)
+    assert Compared(prog, False, every, clean).differs
+    assert Compared(prog, False, some, clean).differs
+    assert not Compared(prog, False, clean, Outcomes(s, None)).differs
+    assert not Compared(prog, False, some, Outcomes(s, "every", decided=False)).differs
+    assert _expectation(Found(prog, prog, every, clean))[1:3] == ("undefined", None)
+    assert _expectation(Found(prog, prog, some, clean))[1:3] == ("allowed", "some")
+    assert _expectation(Found(prog, prog, clean, every))[1:3] == ("allowed", None)
+
+
+def test_two_thread_synthesized_test_verifies_differently(tmp_path):
+    """scope_inclusion=opencl at 2 threads × 2 events: written, verified by the CLI under both
+    versions, and 1-minimal."""
+    a, b = build_models("seed", None, ["scope_inclusion=opencl"])
+    v = P.Vocab(kinds=("st", "ld"), orders=("rel", "acq"), scopes=("workgroup", "agent"),
+                spaces=("global",), placements=("wave", "wg"))
+    r = run(a, b, P.Bound(2, 2, 1, v), jobs=1, max_found=1)
+    assert r.tests and len(r.tests[0].found.prog.threads) == 2
+    t = r.tests[0]
+    path = tmp_path / "t.yaml"
+    path.write_text(t.yaml)
+    fb = _model_file(tmp_path, b)
+    assert CliRunner().invoke(main, ["verify", "--model", "seed", str(path)]).exit_code == 0
+    assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1
+    for what, red in P.reductions(t.found.prog):
+        assert not compare(red, a, b, prune=False).differs, what
