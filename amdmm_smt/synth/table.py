@@ -8,6 +8,7 @@ MAX_PROGRAMS programs up to 4 events, else 3 where it has at most MAX_PROGRAMS_3
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from typing import Optional
@@ -67,8 +68,10 @@ def row_bound(a: Model, b: Model, events: Optional[int] = None) -> P.Bound:
     if events is None:
         events = 2
         for e, cap in ((3, MAX_PROGRAMS_3), (4, MAX_PROGRAMS)):
-            n = sum(P.count_programs(v, t, k, LOCATIONS) for k in range(1, e + 1)
-                    for t in range(1, min(THREADS, k) + 1))
+            gen = itertools.chain.from_iterable(
+                P.programs(v, t, k, LOCATIONS) for k in range(1, e + 1)
+                for t in range(1, min(THREADS, k) + 1))
+            n = sum(1 for _ in itertools.islice(gen, cap + 1))     # counted up to the cap
             if n > cap:
                 break
             events = e
@@ -117,7 +120,8 @@ def markdown(rows_cells: list[list[str]], note: str = "") -> str:
            "A test is the first smallest program of the row's vocabulary on which the two "
            "disagree (minimised; threads separated by ∥, values 1, 2, ... in order); "
            "\"none up to N × M\" is the exhaustive claim for that vocabulary and bound "
-           "(2 locations).", ""]
+           "(2 locations). In the code, `!mmra !0` is `!{!\"amdgcn-av\", !\"none\"}` and "
+           "`!mmra !1` the `amdgpu-synchronize-as:local` tag.", ""]
     if note:
         out += [note, ""]
     out.append("| " + " | ".join(HEADER) + " |")
