@@ -330,8 +330,15 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
 @_jobs
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run on a Dask distributed cluster (as `verify --dask`).")
+@click.option("--synth", "with_synth", is_flag=True,
+              help="Append the minimal tests `amdmm-smt synth` finds for the two versions "
+                   "(its default vocabulary; docs/semantics.md section 17).")
+@click.option("--synth-threads", default=2, show_default=True, type=click.IntRange(1, 4),
+              help="--synth: at most this many threads.")
+@click.option("--synth-events", default=4, show_default=True, type=click.IntRange(1, 8),
+              help="--synth: at most this many instructions.")
 def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb, jobs,
-         dask_address):
+         dask_address, with_synth, synth_threads, synth_events):
     """Compare the outcomes two model versions allow on the same tests.
 
     A test that names its own `model:` is run under --from and --to like every other test
@@ -371,6 +378,8 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb,
             _fail2(str(e))
     render = {"markdown": to_markdown, "html": to_html, "json": to_json, "text": to_text}[fmt]
     text = render(diffs, a, b)
+    if with_synth:
+        text = _with_synth(text, fmt, a, b, synth_threads, synth_events, jobs)
     if output:
         _write("--output", output, text)
     else:
@@ -579,6 +588,91 @@ def import_herd(paths, out_dir, force, timeout, memory_mb, jobs):
     console = Console(highlight=False, emoji=False)
     for dest, (src, _) in sorted(outputs.items()):
         console.print(f"{src} -> {dest}", markup=False, soft_wrap=True)
+
+
+def _with_synth(text: str, fmt: str, a, b, threads: int, events: int, jobs: int) -> str:
+    """diff --synth (issue 21 item 5): the synthesized minimal tests after the report."""
+    import html
+    import json
+    from . import synth as S
+    from .synth.programs import Bound
+    r = S.run(a, b, Bound(threads, events, 2, S.default_vocab(a, b)), jobs=min(jobs, 2))
+    if fmt == "json":
+        rec = json.loads(text)
+        rec["synth"] = json.loads(S.to_json(r))
+        return json.dumps(rec, indent=2, sort_keys=True) + "\n"
+    if fmt == "markdown":
+        return text.rstrip("\n") + "\n\n" + S.to_markdown(r)
+    if fmt == "html":
+        body = f"<h2>Synthesized minimal tests</h2>\n<pre>{html.escape(S.to_text(r))}</pre>\n"
+        return text.replace("</body>", body + "</body>") if "</body>" in text else text + body
+    return text.rstrip("\n") + "\n\n" + S.to_text(r)
+
+
+@main.command()
+@click.option("--from", "model_a", required=True,
+              help="A model version: a name from `amdmm-smt models` or a model file.")
+@click.option("--to", "model_b", default=None,
+              help="The other version (default: --from, changed by --option).")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
+              help="Change an option of the --to version (repeatable), e.g. read_lo=true.")
+@click.option("--threads", default=2, show_default=True, type=click.IntRange(1, 4),
+              help="At most this many threads.")
+@click.option("--events", default=4, show_default=True, type=click.IntRange(1, 8),
+              help="At most this many instructions in all threads together.")
+@click.option("--locations", default=2, show_default=True, type=click.IntRange(1, 4),
+              help="At most this many locations.")
+@click.option("--vocab", default=None, metavar="SPEC",
+              help="The instructions searched: FIELD=V1,V2;... with FIELD kinds (st ld rmw "
+                   "fence av bar async), orders (na mono acq rel acqrel sc), scopes (wavefront "
+                   "workgroup agent system), spaces (global local), placements (wave wg agent "
+                   "system), flags (volatile volatile-only avnone avnone-only mmra), "
+                   "plain_spaces, sync_spaces; +FIELD=... widens the default (which comes from "
+                   "the options that differ).")
+@click.option("--max", "max_found", default=3, show_default=True, type=click.IntRange(min=1),
+              help="Stop after this many distinct minimal tests.")
+@click.option("--all-sizes", is_flag=True,
+              help="Go on past the smallest size with a difference (up to --max tests).")
+@click.option("--no-explain", "no_explain", is_flag=True,
+              help="Do not name the rule families that forbid each test's outcome.")
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False),
+              help="Write each test as DIR/<name>.yaml (created if missing; overwrites).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Seconds per program and version (an undecided one is counted and "
+                   "voids the exhaustiveness claim).")
+@click.option("--jobs", "-j", default=None, type=click.IntRange(min=1),
+              help="Processes for the search (default: up to 2).")
+def synth(model_a, model_b, options, threads, events, locations, vocab, max_found, all_sizes,
+          no_explain, out_dir, as_json, timeout, jobs):
+    """Synthesize the smallest litmus tests that tell two model versions apart: every program
+    up to the bound (symmetry-reduced), smallest first; each difference found is minimised and
+    written as a test whose expectation is the --from version's verdict. When nothing is found
+    the search was exhaustive and says so (docs/semantics.md section 17).
+    Exit 0 on a completed search, 2 on bad input."""
+    from . import synth as S
+    from .synth.programs import Bound, parse_vocab
+    try:
+        a, b = S.build_models(model_a, model_b, list(options))
+        voc = S.default_vocab(a, b)
+        if vocab:
+            voc = parse_vocab(vocab, voc if vocab.lstrip().startswith("+") else None)
+    except LitmusError as e:
+        _fail2(str(e))
+    except ValueError as e:
+        _fail2(f"synth: {e}")
+    r = S.run(a, b, Bound(threads, events, locations, voc), jobs=jobs or S.jobs_default(),
+              max_found=max_found, explain_it=not no_explain, timeout=timeout,
+              all_sizes=all_sizes)
+    if out_dir:
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+            from .report.atomic import write_atomic
+            for t in r.tests:
+                write_atomic(os.path.join(out_dir, t.name + ".yaml"), t.yaml)
+        except OSError as e:
+            _fail2(f"{e.filename or out_dir}: cannot write: {e.strerror}")
+    click.echo(S.to_json(r) if as_json else S.to_text(r), nl=False)
 
 
 @main.command()

@@ -74,13 +74,15 @@ def _solver(x: Execution, timeout_ms: int) -> z3.Solver:
 
 def run_test(test: Test, model: Model, timeout: float = 600.0,
              max_outcomes: int = 100000, memory_mb: Optional[int] = None,
-             decide_only: bool = False, symmetry: bool = True) -> Result:
+             decide_only: bool = False, symmetry: bool = True, encoded=None) -> Result:
     """Enumerate the test's outcomes and decide its expectations. `timeout` seconds and
     `memory_mb` MiB bound the whole test, encoding included (amdmm_smt/limits.py); past
     either the test is reported unknown, with the reason in `Result.limit`.
     decide_only: answer each expectation with its own queries, without listing outcomes.
     symmetry: solve one path combination per orbit of interchangeable threads (docs 15.7,
-    R-cf-symmetry); False solves every combination (the differential compares the two)."""
+    R-cf-symmetry); False solves every combination (the differential compares the two).
+    encoded: (elab, execution) of this straight-line test under this model, already built
+    (amdmm_smt/synth compares two encodings before solving either)."""
     own = not limits.active()
     if own:
         limits.begin(timeout, memory_mb)
@@ -88,7 +90,7 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
         z3.set_param("memory_max_size", int(memory_mb))
     t0 = time.perf_counter()
     try:
-        return _run_test(test, model, t0, max_outcomes, decide_only, symmetry)
+        return _run_test(test, model, t0, max_outcomes, decide_only, symmetry, encoded)
     except limits.LimitExceeded as e:
         return limit_result(test, model, e.reason, time.perf_counter() - t0)
     except (z3.Z3Exception, MemoryError) as e:
@@ -371,22 +373,26 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
 
 
 def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
-              decide_only: bool, symmetry: bool = True) -> Result:
+              decide_only: bool, symmetry: bool = True, encoded=None) -> Result:
     if test_has_cflow(test):
         return _run_cflow(test, model, t0, max_outcomes, decide_only, symmetry)
-    return _run_straight(test, model, t0, max_outcomes, decide_only)
+    return _run_straight(test, model, t0, max_outcomes, decide_only, encoded=encoded)
 
 
 def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
-                  decide_only: bool, skip_exists: bool = False, witness: bool = False) -> Result:
+                  decide_only: bool, skip_exists: bool = False, witness: bool = False,
+                  encoded=None) -> Result:
     """One straight-line test (or path combination). decide_only: no listing; skip_exists:
     the exists query is already answered (a control-flow test's earlier combination reached
     it); witness: with decide_only and an exists expectation, also look for one defined
     execution (its state stands for the set: docs 15.7, whether any execution is defined)."""
-    limits.stage("elaboration")
-    elab = elaborate(test, model)
-    limits.stage("encoding")
-    x = encode(elab)
+    if encoded is not None:
+        elab, x = encoded
+    else:
+        limits.stage("elaboration")
+        elab = elaborate(test, model)
+        limits.stage("encoding")
+        x = encode(elab)
     keys, terms = projection(test)
     wanted = wanted_states(test, keys)       # malformed outcomes are an input error, before solving
     proj = _Projector(x, terms)

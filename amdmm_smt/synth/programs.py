@@ -1,0 +1,570 @@
+"""Synthesis, part 1: the programs searched (docs/semantics.md "Synthesis").
+
+A program is a placement of its threads in the scope tree, one instruction sequence per thread,
+and the address space of each location. Everything here is pure: the vocabulary, the
+canonical enumeration (symmetry reduction), the one-step reductions the minimiser tries and
+the YAML writer. Nothing is solved here (amdmm_smt/synth/search.py does that).
+
+Canonical form (why every program is covered once):
+- locations are numbered in order of first use (threads in order, each in program order);
+  a location's address space is fixed at its first use;
+- stores write 1, 2, 3, ... in order of appearance and every location starts at 0, so value
+  renaming is fixed by construction (the claim is about programs whose stores write distinct
+  non-zero values);
+- placements are numbered the same way (agents, then workgroups in an agent, then waves in a
+  workgroup, each in order of first use);
+- of the programs equal up to a permutation of their threads, only the one whose key
+  (placement, threads, spaces) is smallest is searched.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Optional
+
+# One instruction: (kind, order, scope, flags, locs). kind: st ld rmw fence avst avld bar async
+# mark wait; order: na mono acq rel acqrel sc ('' for none); scope: wavefront workgroup agent
+# system ('' for none); flags: a sorted tuple of volatile / avnone / as-local / as-global;
+# locs: the location indices it names (async: the global source and the LDS destination).
+Instr = tuple
+
+ORDERS = ("na", "mono", "acq", "rel", "acqrel", "sc")
+LLVM_ORDER = {"mono": "monotonic", "acq": "acquire", "rel": "release", "acqrel": "acq_rel",
+              "sc": "seq_cst"}
+SCOPES = ("wavefront", "workgroup", "agent", "system")
+SPACES = ("global", "local")
+KINDS = ("st", "ld", "rmw", "fence", "av", "bar", "async")
+PLACEMENTS = ("wave", "wg", "agent", "system")   # how two threads relate
+# volatile: plain accesses with and without `volatile` (volatile-only: always volatile);
+# avnone: atomics and fences with and without amdgcn-av:none (avnone-only: always);
+# mmra: fences with and without the amdgpu-synchronize-as:local tag
+FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra")
+
+# "weaker" for the minimiser (docs/semantics.md 17.4): order one step down this lattice,
+# scope one step narrower, a flag dropped
+# (per kind: the orders LLVM allows on it)
+WEAKER_ORDER = {
+    "st": {"sc": ("rel",), "rel": ("mono",), "mono": ("na",)},
+    "ld": {"sc": ("acq",), "acq": ("mono",), "mono": ("na",)},
+    "rmw": {"sc": ("acqrel",), "acqrel": ("acq", "rel"), "acq": ("mono",), "rel": ("mono",)},
+    "fence": {"sc": ("acqrel",), "acqrel": ("acq", "rel")},
+}
+NARROWER = {"system": "agent", "agent": "workgroup", "workgroup": "wavefront"}
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """What a program may contain (the claim of exhaustiveness is about this)."""
+    kinds: tuple = ("st", "ld")
+    orders: tuple = ("na", "rel", "acq")
+    scopes: tuple = ("workgroup",)
+    spaces: tuple = ("global",)
+    placements: tuple = ("wg",)
+    flags: tuple = ()
+    plain_spaces: tuple = ()     # spaces of non-atomic accesses (empty: every space)
+    sync_spaces: tuple = ()      # spaces of atomic accesses (empty: every space)
+    only: tuple = ()             # kind.order[.scope] specs: only these shapes (empty: all)
+
+    def plain_ok(self, sp: str) -> bool:
+        return not self.plain_spaces or sp in self.plain_spaces
+
+    def sync_ok(self, sp: str) -> bool:
+        return not self.sync_spaces or sp in self.sync_spaces
+
+    def describe(self) -> str:
+        return (f"kinds {','.join(self.kinds)}; orders {','.join(self.orders)}; scopes "
+                f"{','.join(self.scopes)}; spaces {','.join(self.spaces)}; placements "
+                f"{','.join(self.placements)}; flags {','.join(self.flags) or '-'}"
+                + (f"; plain accesses in {','.join(self.plain_spaces)}" if self.plain_spaces
+                   else "")
+                + (f"; atomics in {','.join(self.sync_spaces)}" if self.sync_spaces else "")
+                + (f"; only {','.join(self.only)}" if self.only else ""))
+
+    def record(self) -> dict:
+        return {"kinds": list(self.kinds), "orders": list(self.orders),
+                "scopes": list(self.scopes), "spaces": list(self.spaces),
+                "placements": list(self.placements), "flags": list(self.flags),
+                "plain_spaces": list(self.plain_spaces), "sync_spaces": list(self.sync_spaces),
+                "only": list(self.only)}
+
+    def union(self, other: "Vocab") -> "Vocab":
+        def u(a, b, allv):
+            return tuple(v for v in allv if v in a or v in b)
+        def us(a, b, sa, sb):       # an empty restriction is every space of its vocabulary
+            return u(a or sa, b or sb, SPACES)
+        def flags(a, b):
+            # X-only in one and not in the other: both with and without X (the union of
+            # the two sets of shapes, as near as the fields say it)
+            out = set(a) | set(b)
+            for x in ("volatile", "avnone"):
+                if f"{x}-only" in out and not (f"{x}-only" in a and f"{x}-only" in b):
+                    out.discard(f"{x}-only")
+                    out.add(x)
+                if f"{x}-only" in out:
+                    out.discard(x)
+            return tuple(f for f in FLAGS if f in out)
+        return Vocab(u(self.kinds, other.kinds, KINDS), u(self.orders, other.orders, ORDERS),
+                     u(self.scopes, other.scopes, SCOPES), u(self.spaces, other.spaces, SPACES),
+                     u(self.placements, other.placements, PLACEMENTS),
+                     flags(self.flags, other.flags),
+                     us(self.plain_spaces, other.plain_spaces, self.spaces, other.spaces),
+                     us(self.sync_spaces, other.sync_spaces, self.spaces, other.spaces),
+                     # a restriction in one only: the other's shapes are all in, so none
+                     tuple(sorted(set(self.only) | set(other.only)))
+                     if self.only and other.only else ())
+
+
+def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
+    """`--vocab kinds=st,ld,rmw;orders=na,rel,acq;...`: each field given replaces the base's;
+    `+field=...` adds to it. Unknown names are a ValueError (one line)."""
+    allv = {"kinds": KINDS, "orders": ORDERS, "scopes": SCOPES, "spaces": SPACES,
+            "placements": PLACEMENTS, "flags": FLAGS, "plain_spaces": SPACES,
+            "sync_spaces": SPACES, "only": ()}
+    v = base or Vocab()
+    for part in [p.strip() for p in text.split(";") if p.strip()]:
+        add = part.startswith("+")
+        k, sep, vals = part.lstrip("+").partition("=")
+        k = k.strip()
+        if not sep or k not in allv:
+            raise ValueError(f"--vocab: expected FIELD=V1,V2 with FIELD one of "
+                             f"{', '.join(allv)} (got '{part}')")
+        got = [x.strip() for x in vals.split(",") if x.strip()]
+        if k == "only":
+            bad = [x for x in got if not _spec_ok(x)]
+            if bad:
+                raise ValueError(f"--vocab only: bad shape {bad[0]} (kind.order[.scope], e.g. "
+                                 "st.rel.agent, ld.na, rmw.mono.workgroup)")
+            v = replace(v, only=tuple(sorted(set(got) | (set(v.only) if add else set()))))
+            continue
+        bad = [x for x in got if x not in allv[k]]
+        if bad:
+            raise ValueError(f"--vocab {k}: unknown {', '.join(bad)} (known: "
+                             f"{', '.join(allv[k])})")
+        if add:
+            got = list(getattr(v, k)) + got
+        v = replace(v, **{k: tuple(x for x in allv[k] if x in got)})
+    return v
+
+
+def _spec_ok(x: str) -> bool:
+    parts = x.split(".")
+    return (2 <= len(parts) <= 3 and parts[0] in KINDS + ("avst", "avld", "mark", "wait")
+            and parts[1] in ORDERS + ("",) and (len(parts) == 2 or parts[2] in SCOPES))
+
+
+def _matches(shape: tuple, only: tuple) -> bool:
+    kind, order, scope = shape[:3]
+    for x in only:
+        p = x.split(".")
+        if p[0] == kind and p[1] == order and (len(p) == 2 or p[2] == scope):
+            return True
+    return False
+
+
+# ---- the instruction alphabet ----------------------------------------------------------
+
+def shapes(v: Vocab) -> list[tuple]:
+    """Every instruction shape of the vocabulary: (kind, order, scope, flags, spaces of its
+    locations); locations are chosen when a program is built."""
+    out = []
+    atomic_scopes = v.scopes or ("system",)
+    plain_flags = ([("volatile",)] if "volatile-only" in v.flags else
+                   [(), ("volatile",)] if "volatile" in v.flags else [()])
+    sync_flags = ([("avnone",)] if "avnone-only" in v.flags else
+                  [(), ("avnone",)] if "avnone" in v.flags else [()])
+    for sp in v.spaces:
+        for kind, ords in (("st", ("na", "mono", "rel", "sc")), ("ld", ("na", "mono", "acq",
+                                                                       "sc"))):
+            if kind not in v.kinds:
+                continue
+            for o in ords:
+                if o not in v.orders:
+                    continue
+                if o == "na":
+                    if v.plain_ok(sp):
+                        out += [(kind, "na", "", f, (sp,)) for f in plain_flags]
+                elif v.sync_ok(sp):
+                    out += [(kind, o, s, f, (sp,)) for s in atomic_scopes
+                            for f in (sync_flags if o in ("rel", "acq", "sc") else [()])]
+        if "rmw" in v.kinds and v.sync_ok(sp):
+            for o in ("mono", "acq", "rel", "acqrel", "sc"):
+                if o in v.orders:
+                    out += [("rmw", o, s, f, (sp,)) for s in atomic_scopes
+                            for f in (sync_flags if o != "mono" else [()])]
+    if "fence" in v.kinds:
+        mm = [()] + ([("mmra",)] if "mmra" in v.flags else [])
+        for o in ("acq", "rel", "acqrel", "sc"):
+            if o in v.orders:
+                out += [("fence", o, s, f, ()) for s in atomic_scopes for f in
+                        sorted(set(tuple(sorted(a + b)) for a in sync_flags for b in mm))]
+    if "av" in v.kinds and "global" in v.spaces:
+        out += [(k, "", s, (), ("global",)) for k in ("avst", "avld") for s in atomic_scopes]
+    if "bar" in v.kinds:
+        out.append(("bar", "", "", (), ()))
+    if "async" in v.kinds and "global" in v.spaces and "local" in v.spaces:
+        out += [("async", "", "", (), ("global", "local")), ("mark", "", "", (), ()),
+                ("wait", "", "", (), ())]
+    if v.only:
+        out = [s for s in out if s[0] in ("async", "mark", "wait", "bar", "avst", "avld")
+               or _matches(s, v.only)]
+    return out
+
+
+# ---- placements -------------------------------------------------------------------------
+
+def _rgs(n: int) -> Iterator[tuple]:
+    """Restricted growth strings of length n (set partitions in canonical numbering)."""
+    def go(prefix, m):
+        if len(prefix) == n:
+            yield tuple(prefix)
+            return
+        for k in range(m + 2):
+            yield from go(prefix + [k], max(m, k))
+    if n == 0:
+        yield ()
+    else:
+        yield from go([0], 0)
+
+
+def relation(p: tuple, i: int, j: int) -> str:
+    a, b = p[i], p[j]
+    if a[0] != b[0]:
+        return "system"
+    if a[1] != b[1]:
+        return "agent"
+    if a[2] != b[2]:
+        return "wg"
+    return "wave"
+
+
+def canon_placement(p: tuple) -> tuple:
+    """Renumber (agent, workgroup, wave) per thread in order of first use, each level local
+    to its enclosing instance."""
+    out, ag, wg, wv = [], {}, {}, {}
+    for a, w, v in p:
+        na = ag.setdefault(a, len(ag))
+        nw = wg.setdefault((a, w), sum(1 for k in wg if k[0] == a))
+        nv = wv.setdefault((a, w, v), sum(1 for k in wv if k[:2] == (a, w)))
+        out.append((na, nw, nv))
+    return tuple(out)
+
+
+def placements(n: int, allowed: tuple) -> list[tuple]:
+    out = set()
+    for agents in _rgs(n):
+        for wgs in _rgs(n):
+            for waves in _rgs(n):
+                p = canon_placement(tuple(zip(agents, wgs, waves)))
+                if all(relation(p, i, j) in allowed for i in range(n) for j in range(i + 1, n)):
+                    out.add(p)
+    return sorted(out)
+
+
+# ---- programs ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Program:
+    placement: tuple          # per thread (agent, workgroup, wave)
+    threads: tuple            # per thread a tuple of Instr
+    spaces: tuple             # per location its address space
+
+    @property
+    def events(self) -> int:
+        return sum(len(t) for t in self.threads)
+
+    def key(self) -> tuple:
+        return (self.placement, self.threads, self.spaces)
+
+
+def _relabel(prog: Program, perm: tuple) -> Program:
+    """The program with its threads in the order perm, locations renumbered by first use."""
+    threads = [prog.threads[i] for i in perm]
+    plc = canon_placement(tuple(prog.placement[i] for i in perm))
+    ren: dict = {}
+    for t in threads:
+        for ins in t:
+            for loc in ins[4]:
+                ren.setdefault(loc, len(ren))
+    nt = tuple(tuple(ins[:4] + (tuple(ren[x] for x in ins[4]),) for ins in t) for t in threads)
+    spaces = [None] * len(ren)
+    for old, new in ren.items():
+        spaces[new] = prog.spaces[old]
+    return Program(plc, nt, tuple(spaces))
+
+
+def canonical(prog: Program) -> Program:
+    """The representative of the program's class under thread permutation, location and value
+    renaming (values are positional: see the module comment)."""
+    best = None
+    for perm in itertools.permutations(range(len(prog.threads))):
+        cand = _relabel(prog, perm)
+        if best is None or cand.key() < best.key():
+            best = cand
+    return best
+
+
+def lds_ok(prog: Program) -> bool:
+    """LDS is per workgroup (docs/litmus-format.md): a local location is used by the threads
+    of one workgroup only; other programs are not litmus tests."""
+    where: dict = {}
+    for t, th in enumerate(prog.threads):
+        wg = prog.placement[t][:2]
+        for ins in th:
+            for x in ins[4]:
+                if prog.spaces[x] == "local" and where.setdefault(x, wg) != wg:
+                    return False
+    return True
+
+
+def wave_ok(prog: Program) -> bool:
+    """Threads of one wavefront perform the same barrier instructions (S002: "only in
+    wave-uniform control flow"; straight-line code that breaks it is an input error)."""
+    bars: dict = {}
+    for t, th in enumerate(prog.threads):
+        mine = tuple(i[0] for i in th if i[0] == "bar")
+        if bars.setdefault(prog.placement[t], mine) != mine:
+            return False
+    return True
+
+
+def _compositions(total: int, parts: int) -> Iterator[tuple]:
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(1, total - parts + 2):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first,) + rest
+
+
+def programs(v: Vocab, threads: int, events: int, locations: int) -> Iterator[Program]:
+    """Every canonical program with exactly `threads` threads and `events` instructions (each
+    thread at least one), at most `locations` locations, in a deterministic order."""
+    alpha = shapes(v)
+    plcs = placements(threads, v.placements)
+    for comp in _compositions(events, threads):
+        slots = [(t, i) for t, n in enumerate(comp) for i in range(n)]
+        for seq in itertools.product(alpha, repeat=len(slots)):
+            for prog in _assign_locs(seq, comp, locations):
+                if not prog[1]:     # no location: nothing to observe (and no `memory:`)
+                    continue
+                for plc in plcs:
+                    p = Program(plc, prog[0], prog[1])
+                    if lds_ok(p) and wave_ok(p) and p.key() == canonical(p).key():
+                        yield p
+
+
+def _assign_locs(seq, comp, maxloc) -> Iterator[tuple]:
+    """Locations for a sequence of shapes, numbered in order of first use (threads, spaces)."""
+    def go(i, spaces, built):
+        if i == len(seq):
+            ths, k = [], 0
+            for n in comp:
+                ths.append(tuple(built[k:k + n]))
+                k += n
+            yield tuple(ths), tuple(spaces)
+            return
+        kind, order, scope, flags, need = seq[i]
+
+        def locs(j, sp, chosen):
+            if j == len(need):
+                yield sp, chosen
+                return
+            for loc in range(len(sp) + 1):
+                if loc == len(sp):
+                    if len(sp) >= maxloc:
+                        continue
+                    yield from locs(j + 1, sp + [need[j]], chosen + (loc,))
+                elif sp[loc] == need[j] and loc not in chosen:
+                    yield from locs(j + 1, sp, chosen + (loc,))
+        for sp, chosen in locs(0, list(spaces), ()):
+            yield from go(i + 1, sp, built + [(kind, order, scope, flags, chosen)])
+    yield from go(0, [], [])
+
+
+def count_programs(v: Vocab, threads: int, events: int, locations: int) -> int:
+    return sum(1 for _ in programs(v, threads, events, locations))
+
+
+# ---- one-step reductions (the minimiser) -----------------------------------------------
+
+def reductions(prog: Program) -> list[tuple[str, Program]]:
+    """Every one-step reduction (docs 17.4): remove one instruction, weaken one order one step,
+    narrow one scope one step, drop one flag. Each returned canonical, with what was done."""
+    out = []
+    for t, th in enumerate(prog.threads):
+        for i, ins in enumerate(th):
+            kind, order, scope, flags, locs = ins
+            what = f"T{t} instruction {i + 1}"
+            if len(th) > 1 or len(prog.threads) > 1:
+                nth = list(prog.threads)
+                nth[t] = th[:i] + th[i + 1:]
+                plc = list(prog.placement)
+                if not nth[t]:
+                    del nth[t]
+                    del plc[t]
+                out.append((f"remove {what}", _gc(Program(tuple(plc), tuple(nth),
+                                                          prog.spaces))))
+            variants = []
+            if order in WEAKER_ORDER.get(kind, {}):
+                for o in WEAKER_ORDER[kind][order]:
+                    variants.append((f"weaken {what} to {o}",
+                                     (kind, o, "" if o == "na" else scope,
+                                      tuple(f for f in flags if o != "na" or f == "volatile"),
+                                      locs)))
+            if scope in NARROWER:
+                variants.append((f"narrow {what} to {NARROWER[scope]}",
+                                 (kind, order, NARROWER[scope], flags, locs)))
+            for f in flags:
+                variants.append((f"drop {f} of {what}",
+                                 (kind, order, scope, tuple(x for x in flags if x != f), locs)))
+            for desc, new in variants:
+                nth = list(prog.threads)
+                nth[t] = th[:i] + (new,) + th[i + 1:]
+                out.append((desc, canonical(Program(prog.placement, tuple(nth), prog.spaces))))
+    return out
+
+
+def _gc(prog: Program) -> Program:
+    """Drop unused locations and renumber; canonical."""
+    used = sorted({x for th in prog.threads for ins in th for x in ins[4]})
+    ren = {old: k for k, old in enumerate(used)}
+    th = tuple(tuple(i[:4] + (tuple(ren[x] for x in i[4]),) for i in t) for t in prog.threads)
+    return canonical(Program(canon_placement(prog.placement), th,
+                             tuple(prog.spaces[o] for o in used)))
+
+
+# ---- the YAML writer --------------------------------------------------------------------
+
+LOC_NAMES = "xyzwuv"
+MMRA_AVNONE = '!{!"amdgcn-av", !"none"}'
+
+
+def loc_name(k: int) -> str:
+    return LOC_NAMES[k] if k < len(LOC_NAMES) else f"m{k}"
+
+
+def _sync(scope: str) -> str:
+    return "" if scope in ("", "system") else f' syncscope("{scope}")'
+
+
+def _md(flags) -> str:
+    ms = []
+    if "avnone" in flags:
+        ms.append("!0")
+    if "mmra" in flags:
+        ms.append("!1")
+    if not ms:
+        return ""
+    return ", !mmra " + (ms[0] if len(ms) == 1 else "!2")
+
+
+def render_code(prog: Program) -> list[list[str]]:
+    """Per thread, its instructions as LLVM IR lines (values 1, 2, ... in order)."""
+    val = 0
+    out = []
+    for t, th in enumerate(prog.threads):
+        lines, reg = [], 0
+        for kind, order, scope, flags, locs in th:
+            ptr = [f"ptr addrspace({3 if prog.spaces[x] == 'local' else 1}) @{loc_name(x)}"
+                   for x in locs]
+            md = _md(flags)
+            vol = " volatile" if "volatile" in flags else ""
+            if kind in ("st", "rmw", "avst"):
+                val += 1
+            if kind == "st":
+                lines.append(f"store{vol} i32 {val}, {ptr[0]}{md}" if order == "na" else
+                             f"store atomic i32 {val}, {ptr[0]}{_sync(scope)} "
+                             f"{LLVM_ORDER[order]}, align 4{md}")
+            elif kind == "ld":
+                lines.append(f"%r{reg} = load{vol} i32, {ptr[0]}{md}" if order == "na" else
+                             f"%r{reg} = load atomic i32, {ptr[0]}{_sync(scope)} "
+                             f"{LLVM_ORDER[order]}, align 4{md}")
+                reg += 1
+            elif kind == "rmw":
+                lines.append(f"%r{reg} = atomicrmw xchg {ptr[0]}, i32 {val}{_sync(scope)} "
+                             f"{LLVM_ORDER[order]}{md}")
+                reg += 1
+            elif kind == "fence":
+                lines.append(f"fence{_sync(scope)} {LLVM_ORDER[order]}{md}")
+            elif kind == "avst":
+                lines.append(f"call void @llvm.amdgcn.av.global.store.b128({ptr[0]}, i32 {val}, "
+                             f'metadata !"{"" if scope == "system" else scope}")')
+            elif kind == "avld":
+                lines.append(f"%r{reg} = call i32 @llvm.amdgcn.av.global.load.b128({ptr[0]}, "
+                             f'metadata !"{"" if scope == "system" else scope}")')
+                reg += 1
+            elif kind == "bar":
+                lines.append("call void @llvm.amdgcn.s.barrier()")
+            elif kind == "async":
+                lines.append(f"call void @llvm.amdgcn.load.async.to.lds.p1({ptr[0]}, {ptr[1]}, "
+                             "i32 4, i32 0, i32 0)")
+            elif kind == "mark":
+                lines.append("call void @llvm.amdgcn.asyncmark()")
+            elif kind == "wait":
+                lines.append("call void @llvm.amdgcn.wait.asyncmark(i16 0)")
+        out.append(lines)
+    return out
+
+
+def written_locations(prog: Program) -> list[int]:
+    """Locations some instruction writes (their final values are part of the final state)."""
+    out = set()
+    for th in prog.threads:
+        for kind, _o, _s, _f, locs in th:
+            if kind in ("st", "rmw", "avst"):
+                out.add(locs[0])
+            elif kind == "async":
+                out.add(locs[1])
+    return sorted(out)
+
+
+def render(prog: Program, name: str, description: str = "", exists: Optional[str] = None,
+           expect: Optional[str] = None, header: tuple = ()) -> str:
+    """The program as a litmus test (docs/litmus-format.md). Without `exists`, a condition
+    naming every written location (true in every state), so the final values of the written
+    locations are part of the outcomes listed."""
+    lines = [f"# {h}" for h in header]
+    lines.append(f"name: {json.dumps(name)}")
+    if description:
+        lines.append(f"description: {json.dumps(description)}")
+    flags = {f for th in prog.threads for ins in th for f in ins[3]}
+    if flags & {"avnone", "mmra"}:
+        lines.append("metadata: |")
+        lines.append(f"  !0 = {MMRA_AVNONE}")
+        lines.append('  !1 = !{!"amdgpu-synchronize-as", !"local"}')
+        lines.append("  !2 = !{!0, !1}")
+    lines.append("memory:")
+    for k, sp in enumerate(prog.spaces):
+        lines.append(f"  {loc_name(k)}: {{space: {sp}, init: 0}}")
+    lines.append("threads:")
+    for t, code in enumerate(render_code(prog)):
+        a, w, v = prog.placement[t]
+        lines.append(f"  T{t}:")
+        lines.append(f"    agent: {a}")
+        lines.append(f"    workgroup: {w}")
+        lines.append(f"    wavefront: {v}")
+        lines.append("    code: |")
+        lines += ["      " + c for c in code]
+    if exists is None:
+        wl = written_locations(prog)
+        if wl:
+            exists = " && ".join(f"@{loc_name(k)} == @{loc_name(k)}" for k in wl)
+    if exists is not None:
+        lines.append(f"exists: {json.dumps(exists)}")
+    if expect:
+        lines.append(f"expect: {expect}")
+    return "\n".join(lines) + "\n"
+
+
+def size_of(prog: Program) -> tuple:
+    return (prog.events, len(prog.threads), len(prog.spaces))
+
+
+@dataclass
+class Bound:
+    threads: int = 2
+    events: int = 4
+    locations: int = 2
+    vocab: Vocab = field(default_factory=Vocab)

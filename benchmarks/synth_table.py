@@ -1,0 +1,63 @@
+"""Write docs/synth-options.md: every model option (non-default values against `seed`) and
+every pair of shipped versions with its smallest distinguishing test, or the exhaustive
+"none up to N × M" (issue 21 item 4). Prints each row's time as it goes.
+
+    python3 benchmarks/synth_table.py [--jobs 2] [--only NAME ...] [--out docs/synth-options.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from amdmm_smt.model import get_model                      # noqa: E402
+from amdmm_smt.synth.table import all_rows, cells, markdown  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="re-run only the rows whose name starts so, replacing them in --out")
+    ap.add_argument("--out", default=os.path.join("docs", "synth-options.md"))
+    ap.add_argument("--resume", default=None, metavar="FILE",
+                    help="keep each row's cells in FILE (JSON lines) and reuse them")
+    args = ap.parse_args()
+    rows = all_rows(get_model("seed"))
+    if args.only:
+        rows = [r for r in rows if any(r.what.startswith(o) for o in args.only)]
+    done = {}
+    if args.resume and os.path.exists(args.resume):
+        with open(args.resume, encoding="utf-8") as f:
+            for ln in f:
+                c = json.loads(ln)
+                done[c[0]] = c
+    out = []
+    for r in rows:
+        t0 = time.perf_counter()
+        c = done.get(f"`{r.what}`") or cells(r, jobs=args.jobs)
+        out.append(c)
+        if args.resume:
+            with open(args.resume, "a", encoding="utf-8") as f:
+                f.write(json.dumps(c) + "\n")
+        print(f"{r.what:40s} {time.perf_counter() - t0:7.1f} s  {c[1][:100]}", flush=True)
+    if args.only and os.path.exists(args.out):
+        text = open(args.out, encoding="utf-8").read()
+        lines = text.splitlines()
+        for c in out:
+            new = markdown([c]).splitlines()[-1]
+            lines = [new if ln.startswith(f"| {c[0]} |") else ln for ln in lines]
+        text = "\n".join(lines) + "\n"
+    else:
+        text = markdown(out)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""`amdmm-smt synth` (issue 21, docs/semantics.md section 17): the enumeration covers every
+program once up to symmetry, the minimiser shrinks, every reported test is 1-minimal and
+verifies differently under the two versions by `verify` (independently of the search), the
+smallest seed vs upstream-2026 witness is the hand-derived one, nothing found is an
+exhaustive claim, and `diff --synth` appends the tests."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from amdmm_smt.cli import main
+from amdmm_smt.model import get_model
+from amdmm_smt.synth import build_models, claim, run, to_markdown, to_text
+from amdmm_smt.synth import programs as P
+from amdmm_smt.synth.search import compare, minimise
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ASYNC = P.Vocab(kinds=("st", "ld", "async"), orders=("na",), spaces=("global", "local"),
+                placements=("wg",))
+
+
+def _model_file(tmp_path, m) -> str:
+    """A model file for a version with changed options (verify --model takes a file)."""
+    path = tmp_path / f"{m.name.replace('=', '-').replace('+', '_')}.yaml"
+    opts = "".join(f"  {k}: {str(v).lower() if isinstance(v, bool) else v}\n"
+                   for k, v in m.changed_options())
+    path.write_text(f"name: {m.name.replace('=', '-').replace('+', '_')}\n"
+                    + (f"options:\n{opts}" if opts else ""))
+    return str(path)
+
+
+# ---- the enumeration --------------------------------------------------------------------
+
+def _raw_programs(v: P.Vocab, threads: int, events: int, locations: int):
+    """Every program without symmetry reduction: every shape sequence, every assignment of
+    locations (any numbering), every placement (any numbering)."""
+    alpha = P.shapes(v)
+    for comp in P._compositions(events, threads):
+        for seq in itertools.product(alpha, repeat=events):
+            needs = [s[4] for s in seq]
+            slots = [n for need in needs for n in need]
+            for locs in itertools.product(range(locations), repeat=len(slots)):
+                spaces: dict = {}
+                ok = True
+                k = 0
+                ins = []
+                for s in seq:
+                    chosen = tuple(locs[k:k + len(s[4])])
+                    for loc, sp in zip(chosen, s[4]):
+                        if spaces.setdefault(loc, sp) != sp:
+                            ok = False
+                    if len(set(chosen)) != len(chosen):
+                        ok = False
+                    k += len(s[4])
+                    ins.append(s[:4] + (chosen,))
+                if not ok or not spaces:
+                    continue
+                th, k = [], 0
+                for n in comp:
+                    th.append(tuple(ins[k:k + n]))
+                    k += n
+                sp = tuple(spaces.get(i, "global") for i in range(locations))
+                for plc in itertools.product(range(2), repeat=3 * threads):
+                    p = tuple(tuple(plc[3 * t:3 * t + 3]) for t in range(threads))
+                    prog = P.Program(p, tuple(th), sp)
+                    # drop unused locations the way the canonical form does
+                    prog = P._gc(prog)
+                    rel = {P.relation(prog.placement, i, j) for i in range(threads)
+                           for j in range(i + 1, threads)}
+                    if rel <= set(v.placements) and P.lds_ok(prog):
+                        yield prog
+
+
+@pytest.mark.parametrize("threads,events,orders", [(1, 3, ("na", "rel")),
+                                                  (2, 2, ("na", "rel")), (2, 3, ("na",))])
+def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders):
+    v = P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
+                spaces=("global", "local"), placements=("wg", "agent"))
+    got = [p.key() for p in P.programs(v, threads, events, 2)]
+    assert len(got) == len(set(got))                      # once
+    want = {P.canonical(p).key() for p in _raw_programs(v, threads, events, 2)}
+    assert set(got) == want                               # every class, canonical
+
+
+def test_canonical_is_invariant_under_thread_and_location_renaming():
+    st = ("st", "na", "", (), (0,))
+    ld = ("ld", "rel", "agent", (), (1,))
+    a = P.Program(((0, 0, 0), (0, 1, 0)), ((st,), (ld, st)), ("global", "local"))
+    swapped = P.Program(((0, 0, 0), (0, 1, 0)),
+                        ((ld[:4] + ((0,),), st[:4] + ((1,),)), (st[:4] + ((1,),),)),
+                        ("local", "global"))
+    assert P.canonical(a).key() == P.canonical(swapped).key()
+
+
+def test_vocab_spec_and_errors():
+    v = P.parse_vocab("kinds=st,ld,rmw;orders=na,mono;scopes=agent;only=rmw.mono.agent,st.na")
+    assert v.kinds == ("st", "ld", "rmw") and v.only == ("rmw.mono.agent", "st.na")
+    assert {s[0] for s in P.shapes(v)} == {"st", "rmw"}
+    w = P.parse_vocab("+kinds=fence", ASYNC)
+    assert w.kinds == ("st", "ld", "fence", "async")
+    for bad in ("kinds=st,frob", "colour=red", "only=st"):
+        with pytest.raises(ValueError):
+            P.parse_vocab(bad)
+
+
+# ---- the search, minimality, independent check -----------------------------------------
+
+@pytest.fixture(scope="module")
+def async_run():
+    a, b = build_models("seed", None, ["async_model=upstream-stages"])
+    return run(a, b, P.Bound(2, 2, 2, ASYNC), jobs=1, max_found=3)
+
+
+def test_seed_vs_upstream_async_smallest_is_the_hand_derived_one(async_run):
+    """docs/semantics.md 17.6: `store x; copy x -> y (LDS)` in one thread. seed-004 orders the
+    copy at its instruction, so the store happens-before the DMA read and is location-ordered
+    before it (S000 clause 1): the read sees 1 and y ends 1. Under UP 2.4 the copy is in no
+    program order and neither access is available / visible: the DMA read may see the
+    initial write and the store, neither location-ordered before it: undef, and y ends undef.
+    The states are written here by hand, not taken from the tool."""
+    r = async_run
+    first = r.tests[0]
+    assert first.found.prog == P.Program(
+        ((0, 0, 0),), ((("st", "na", "", (), (0,)), ("async", "", "", (), (0, 1))),),
+        ("global", "local"))
+    assert first.found.only_a == [(("@x", 1), ("@y", 1))]
+    assert first.found.only_b == [(("@x", 1), ("@y", None))]
+    assert first.verdict_a == "allowed" and first.verdict_b == "forbidden"
+    assert "read-value rule" in first.families
+
+
+def test_reported_tests_are_one_minimal(async_run):
+    a, b = async_run.a, async_run.b
+    assert async_run.tests
+    for t in async_run.tests:
+        prog = t.found.prog
+        assert compare(prog, a, b, prune=False).differs
+        for what, red in P.reductions(prog):
+            assert not compare(red, a, b, prune=False).differs, what
+
+
+def test_minimiser_shrinks_a_padded_witness():
+    a, b = build_models("seed", None, ["async_model=upstream-stages"])
+    st = ("st", "sc", "agent", ("avnone",), (0,))           # an order to weaken, a flag to drop
+    cp = ("async", "", "", (), (0, 1))
+    ld = ("ld", "acq", "agent", (), (2,))                   # an instruction to remove
+    padded = P.Program(((0, 0, 0), (0, 0, 1)), ((st, cp), (ld,)),
+                       ("global", "local", "global"))
+    assert compare(padded, a, b).differs
+    small = minimise(padded, a, b)
+    assert small.events == 2 and len(small.threads) == 1
+    assert small.threads[0][0][:4] == ("st", "na", "", ())
+    for _, red in P.reductions(small):
+        assert not compare(red, a, b, prune=False).differs
+
+
+def test_synthesized_tests_verify_differently(async_run, tmp_path):
+    """Each test written to a file: `verify --model A` passes (its expectation is A's verdict)
+    and `verify --model B` fails, by the CLI, not by the search."""
+    fb = _model_file(tmp_path, async_run.b)
+    for t in async_run.tests:
+        path = tmp_path / f"{t.name}.yaml"
+        path.write_text(t.yaml)
+        ra = CliRunner().invoke(main, ["verify", "--model", "seed", str(path)])
+        rb = CliRunner().invoke(main, ["verify", "--model", fb, str(path)])
+        assert ra.exit_code == 0, ra.output
+        assert rb.exit_code == 1, rb.output
+
+
+def test_nothing_found_is_an_exhaustive_claim():
+    """async_done_edges differs only where MMRA tags cut program order (docs
+    R-async-done-every): without tags, no program distinguishes the two readings."""
+    a, b = build_models("seed", None, ["async_done_edges=first"])
+    bd = P.Bound(2, 2, 2, ASYNC)
+    r = run(a, b, bd, jobs=1)
+    assert not r.tests and r.search.exhaustive
+    n = sum(P.count_programs(ASYNC, t, e, 2) for e in (1, 2) for t in (1, 2) if t <= e)
+    assert r.search.programs == n
+    text = claim(r)
+    assert text.startswith("no program up to 2 threads × 2 events (2 locations) distinguishes "
+                           "seed from seed+async_done_edges=first")
+    assert f"{n} programs" in text and "vocabulary: kinds st,ld,async" in text
+
+
+def test_jobs_give_the_same_result():
+    a, b = build_models("seed", None, ["async_model=upstream-stages"])
+    r1 = run(a, b, P.Bound(1, 2, 2, ASYNC), jobs=1, explain_it=False)
+    r2 = run(a, b, P.Bound(1, 2, 2, ASYNC), jobs=2, explain_it=False)
+    assert to_text(r1) == to_text(r2)
+
+
+# ---- the command ------------------------------------------------------------------------
+
+def test_cli_synth_writes_tests_and_json(tmp_path):
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["synth", "--from", "seed", "--option",
+                                  "async_model=upstream-stages", "--events", "2",
+                                  "--threads", "1", "--vocab", "kinds=st,ld,async;orders=na;"
+                                  "spaces=global,local;placements=wg", "--jobs", "1",
+                                  "--no-explain", "-o", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.output)
+    assert rec["tests"] and rec["tests"][0]["events"] == 2
+    assert sorted(os.listdir(out)) == sorted(t["name"] + ".yaml" for t in rec["tests"])
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--from", "seed", "--option", "frob=1"], "--option: expected NAME=VALUE"),
+    (["--from", "seed", "--option", "read_lo=maybe"], "must be true or false"),
+    (["--from", "nosuch"], "unknown model"),
+    (["--from", "seed", "--vocab", "kinds=zz"], "synth: --vocab kinds: unknown zz"),
+])
+def test_cli_synth_errors_are_one_line(args, msg):
+    r = CliRunner().invoke(main, ["synth"] + args)
+    assert r.exit_code == 2
+    assert msg in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_cli_help_does_not_import_synth():
+    code = ("import sys; from amdmm_smt.cli import main\n"
+            "try:\n main(['synth', '--help'])\nexcept SystemExit: pass\n"
+            "assert 'amdmm_smt.synth' not in sys.modules, 'imported'\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_markdown_section(async_run):
+    md = to_markdown(async_run)
+    assert md.startswith("## Synthesized minimal tests: `seed` → "
+                         "`seed+async_model=upstream-stages`")
+    assert md.count("```yaml") == len(async_run.tests)
+
+
+def test_diff_appends_synthesized_tests(tmp_path):
+    t = os.path.join(ROOT, "litmus", "async", "async-global-store-then-copy.seed.yaml")
+    mb = _model_file(tmp_path, build_models("seed", None, ["async_model=upstream-stages"])[1])
+    r = CliRunner().invoke(main, ["diff", "--from", "seed", "--to", mb, t, "--no-explain",
+                                  "--format", "markdown", "--synth", "--synth-events", "2",
+                                  "--synth-threads", "1"])
+    assert r.exit_code == 1, r.output
+    assert "## Synthesized minimal tests" in r.output
+    assert re.search(r"1 thread × 2 events: seed allows @x == 1 && @y == 1", r.output)
+
+
+def test_option_table_rows_are_what_the_tool_produces():
+    """docs/synth-options.md is generated (benchmarks/synth_table.py); a cheap row re-run."""
+    from amdmm_smt.synth.table import Row, cells, row_bound
+    doc = open(os.path.join(ROOT, "docs", "synth-options.md"), encoding="utf-8").read()
+    a = get_model("seed")
+    b = build_models("seed", None, ["async_model=upstream-stages"])[1]
+    row = Row("async_model=upstream-stages", a, b)
+    bd = row_bound(a, b)
+    line = "| " + " | ".join(c.replace("|", "\\|") for c in cells(row)) + " |"
+    assert bd.events == 4
+    assert line in doc
+
+
+def _readme_block(after: str) -> str:
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    i = text.index(after)
+    start = text.index("```text\n", i) + len("```text\n")
+    return text[start:text.index("```", start)]
+
+
+def test_readme_examples_are_real_output():
+    r = CliRunner().invoke(main, ["synth", "--from", "seed", "--to", "upstream-2026", "--max",
+                                  "1"])
+    assert r.exit_code == 0
+    assert r.output == _readme_block("amdmm-smt synth --from seed --to upstream-2026 --max 1")
+    r = CliRunner().invoke(main, ["synth", "--from", "seed", "--option",
+                                  "async_done_edges=first", "--events", "2"])
+    assert r.exit_code == 0
+    want = _readme_block("amdmm-smt synth --from seed --option async_done_edges=first")
+    assert r.output.splitlines()[-1] == want.strip()
+
+
+def test_table_tests_are_not_larger_than_the_corpus_ones():
+    """issue 21 item 4: where a hand-written corpus test shows a difference, the table's
+    synthesized test is at most as large (the table says so per row, from both sizes)."""
+    from amdmm_smt.synth.table import CORPUS, corpus_size
+    doc = open(os.path.join(ROOT, "docs", "synth-options.md"), encoding="utf-8").read()
+    for what, rel in CORPUS.items():
+        line = next(ln for ln in doc.splitlines() if ln.startswith(f"| `{what}` |"))
+        m = re.search(r"\| (\d) threads? × (\d) events?: ", line)
+        assert m, line
+        threads, events = int(m.group(1)), int(m.group(2))
+        ct, ce = corpus_size(rel)
+        assert (events, threads) <= (ce, ct), what
+        assert "not larger" in line
+
+
+def test_undefined_behaviour_difference_is_a_difference_and_its_test_says_so():
+    """A program undefined under one version and defined under the other differs even with
+    equal states; the test's expectation is the --from version's verdict."""
+    from amdmm_smt.synth import _expectation
+    from amdmm_smt.synth.search import Compared, Found, Outcomes
+    prog = P.Program(((0, 0, 0),), ((("st", "na", "", (), (0,)),),), ("global",))
+    s = frozenset({(("@x", 1),)})
+    every = Outcomes(frozenset(), "every", "drop-race")
+    some = Outcomes(s, "some", "drop-race")
+    clean = Outcomes(s, None)
+    assert Compared(prog, False, every, clean).differs
+    assert Compared(prog, False, some, clean).differs
+    assert not Compared(prog, False, clean, Outcomes(s, None)).differs
+    assert not Compared(prog, False, some, Outcomes(s, "every", decided=False)).differs
+    assert _expectation(Found(prog, prog, every, clean))[1:3] == ("undefined", None)
+    assert _expectation(Found(prog, prog, some, clean))[1:3] == ("allowed", "some")
+    assert _expectation(Found(prog, prog, clean, every))[1:3] == ("allowed", None)
+
+
+def test_two_thread_synthesized_test_verifies_differently(tmp_path):
+    """scope_inclusion=opencl at 2 threads × 2 events: written, verified by the CLI under both
+    versions, and 1-minimal."""
+    a, b = build_models("seed", None, ["scope_inclusion=opencl"])
+    v = P.Vocab(kinds=("st", "ld"), orders=("rel", "acq"), scopes=("workgroup", "agent"),
+                spaces=("global",), placements=("wave", "wg"))
+    r = run(a, b, P.Bound(2, 2, 1, v), jobs=1, max_found=1)
+    assert r.tests and len(r.tests[0].found.prog.threads) == 2
+    t = r.tests[0]
+    path = tmp_path / "t.yaml"
+    path.write_text(t.yaml)
+    fb = _model_file(tmp_path, b)
+    assert CliRunner().invoke(main, ["verify", "--model", "seed", str(path)]).exit_code == 0
+    assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1
+    for what, red in P.reductions(t.found.prog):
+        assert not compare(red, a, b, prune=False).differs, what
