@@ -71,8 +71,9 @@ def measure(family: str, n: int, mode: str, cap: float) -> dict | None:
 
 
 def fit(rows: list[dict]) -> str:
-    """Growth per unit of n: exp(slope) of log(CPU seconds) against n, and the exponent k of
-    cpu ~ n^k (log-log), by least squares over the sizes measured (CPU, not wall: the machine
+    """Growth per unit of n: exp(slope) of log(CPU seconds) against n, and the exponents k of
+    cpu ~ n^k and cpu ~ events^k (log-log; issue 20: at most quadratic in the number of
+    events), by least squares over the sizes measured (CPU, not wall: the machine
     is shared and wall time alone misleads; issue 20 item 3)."""
     pts = [(r["n"], r.get("cpu", r["seconds"])) for r in rows
            if r.get("cpu", r["seconds"]) > 0.005]
@@ -86,7 +87,9 @@ def fit(rows: list[dict]) -> str:
     ns, ts = [p[0] for p in pts], [math.log(p[1]) for p in pts]
     per = math.exp(slope(ns, ts))
     k = slope([math.log(n) for n in ns], ts)
-    return f"x{per:.2f}/step, ~n^{k:.1f}"
+    ev = [r["events"] for r in rows if r.get("cpu", r["seconds"]) > 0.005]
+    ke = slope([math.log(max(e, 1)) for e in ev], ts) if len(set(ev)) > 1 else float("nan")
+    return f"x{per:.2f}/step, ~n^{k:.1f}, ~events^{ke:.1f}"
 
 
 # ---- whole commands ---------------------------------------------------------------------

@@ -97,37 +97,34 @@ def _read_rules_ranked(x: Execution, ar: list, aw: list, sp: str, cxx: bool) -> 
     init = next((w for w in aw if w.is_init), None)
     rank: dict[int, object] = {}
     reads_atomic: dict[int, object] = {}      # r reads from some atomic write of aw
-
-    def wrank(w):
-        return -1 if w.is_init else x.co_rank[w.id]
     for r in ar:
         ws = [w for w in aw if x.rf(w, r) is not False]
-        if not ws:
-            continue
-        reads_atomic[r.id] = OR(x.rf(w, r) for w in ws)
-        v = rank[r.id] = c.fresh_int(f"corank_{r.label}")
-        for w in ws:
-            c.add(IMPLIES(x.rf(w, r), v == wrank(w)))
-    if init is not None:
-        for w in aw:
-            if not w.is_init:
-                c.add(x.co_rank[w.id] >= 0)
+        if ws:
+            reads_atomic[r.id] = OR(x.rf(w, r) for w in ws)
+
+    def rank_of(r):
+        """The rank of the write r reads, declared only for the reads a rule names (an
+        integer per read costs the solver even where nothing compares it)."""
+        if r.id not in rank:
+            v = rank[r.id] = c.fresh_int(f"corank_{r.label}")
+            for w in aw:
+                if x.rf(w, r) is not False:
+                    c.add(IMPLIES(x.rf(w, r), v == (-1 if w.is_init else x.co_rank[w.id])))
+        return rank[r.id]
     # CoRR — "If one atomic read happens before another atomic read of the same address
     # ..., the later read must not see an earlier value in the modification order."
     for r1 in ar:
-        if r1.id not in rank:
+        if r1.id not in reads_atomic:
             continue
         for r2 in ar:
-            if r2.id == r1.id or r2.id not in rank or not el.inclusive(r1, r2, sp):
+            if r2.id == r1.id or r2.id not in reads_atomic or not el.inclusive(r1, r2, sp):
                 continue
             h = x.hb(r1, r2, sp)
             if h is not False:
                 c.add(IMPLIES(AND(h, reads_atomic[r1.id], reads_atomic[r2.id]),
-                              rank[r1.id] <= rank[r2.id]))
-    if not cxx:
-        return
-    for r in ar:
-        if r.id not in rank:
+                              rank_of(r1) <= rank_of(r2)))
+    for r in ar if cxx else ():
+        if r.id not in reads_atomic:
             continue
         for w2 in aw:
             if w2.id == r.id or w2.is_init:
@@ -138,14 +135,18 @@ def _read_rules_ranked(x: Execution, ar: list, aw: list, sp: str, cxx: bool) -> 
                 h = x.hb(w2, r, sp)
                 if h is not False:
                     c.add(IMPLIES(AND(h, x.writes(w2), reads_atomic[r.id]),
-                                  rank[r.id] >= x.co_rank[w2.id]))
+                                  rank_of(r) >= x.co_rank[w2.id]))
             # CoRW: a write that a read happens-before is mo-after the write the read reads
             # (not a constraint when the read reads that write itself).
             if el.inclusive(r, w2, sp):
                 h = x.hb(r, w2, sp)
                 if h is not False:
                     c.add(IMPLIES(AND(h, x.writes(w2), reads_atomic[r.id]),
-                                  OR(x.rf(w2, r), rank[r.id] < x.co_rank[w2.id])))
+                                  OR(x.rf(w2, r), rank_of(r) < x.co_rank[w2.id])))
+    if rank and init is not None:     # the initial write (rank -1) is first
+        for w in aw:
+            if not w.is_init:
+                c.add(x.co_rank[w.id] >= 0)
 
 
 def rmw_atomicity(x: Execution) -> None:

@@ -83,6 +83,19 @@ def NOT(x: B) -> B:
     return _BoolRef(z3.z3core.Z3_mk_not(x.ctx.ref(), x.as_ast()), x.ctx)
 
 
+def AT_MOST_ONE(xs) -> list:
+    """Terms whose conjunction says at most one of xs holds, linear in len(xs): "x_i and one
+    of x_1..x_{i-1}" is false, the prefix disjunctions nested (shared, no new variable),
+    instead of one term per pair (issue 20: the pairwise form was quadratic per read)."""
+    out, prefix = [], False
+    for v in xs:
+        if v is False:
+            continue
+        out.append(NOT(AND(prefix, v)))
+        prefix = OR(prefix, v)
+    return out
+
+
 def IMPLIES(a: B, b: B) -> B:
     return OR(NOT(a), b)
 
