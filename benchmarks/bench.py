@@ -2,6 +2,7 @@
 plot when matplotlib is installed; skipped cleanly when it is not).
 
     python3 benchmarks/bench.py [--quick] [--out DIR] [--cap SECONDS] [--families a,b]
+                                [--modes decide,list]
 
 Measured, each in a fresh process (so peak memory is per measurement):
   corpus     the shipped corpus through the command line, --jobs 1 and --jobs 2 (wall time)
@@ -120,6 +121,9 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=30.0,
                     help="a size slower than this (seconds) ends its family")
     ap.add_argument("--families", default=None, help="comma-separated subset")
+    ap.add_argument("--modes", default="decide,list",
+                    help="comma-separated subset of decide,list (e.g. decide: the growth of "
+                         "deciding per family, issue 20 item 3)")
     ap.add_argument("--skip-figures", action="store_true")
     ap.add_argument("--only-figures", action="store_true")
     a = ap.parse_args()
@@ -138,7 +142,7 @@ def main() -> None:
         _, sizes, unit = FAMILIES[fam]
         if a.quick:
             sizes = sizes[:3]
-        for mode in ("decide", "list"):
+        for mode in [m for m in ("decide", "list") if m in a.modes.split(",")]:
             done = []
             for n in sizes:
                 r = measure(fam, n, mode, a.cap)

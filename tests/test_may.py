@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from amdmm_smt.elaborate import may
 from amdmm_smt.elaborate.cflow import test_has_cflow as has_control_flow
 from amdmm_smt.elaborate.events import elaborate
-from amdmm_smt.encode import encode
+from amdmm_smt.encode import coherence, encode
 from amdmm_smt.frontend.litmus import parse_file, parse_text
 from amdmm_smt.model import get_model, list_models
 from amdmm_smt.solve import run_test
@@ -48,7 +48,12 @@ CORPUS = [f for f in FILES[::3] if _straight(f) is not None]
 def test_restricted_encoding_lists_the_full_encodings_outcomes(path, monkeypatch):
     t = parse_file(path)
     m = get_model(t.model)
-    assert _outcomes(t, m, True, monkeypatch) == _outcomes(t, m, False, monkeypatch)
+    full = _outcomes(t, m, False, monkeypatch)
+    assert _outcomes(t, m, True, monkeypatch) == full
+    # the ranked coherence rules wherever the writes are pairwise inclusive (by default
+    # only where they are smaller than the pairwise form)
+    monkeypatch.setattr(coherence, "_ranked_pays", lambda *a: True)
+    assert _outcomes(t, m, True, monkeypatch) == full
 
 
 @settings(max_examples=60, deadline=None, derandomize=True,
@@ -57,16 +62,20 @@ def test_restricted_encoding_lists_the_full_encodings_outcomes(path, monkeypatch
 def test_restricted_encoding_on_generated_tests(g, model_name):
     t = parse_text(render(g), "gen.yaml")
     m = get_model(model_name)
-    old = may.ENABLED
+    old, pays = may.ENABLED, coherence._ranked_pays
     try:
         may.ENABLED = False
         full = run_test(t, m, timeout=120)
         may.ENABLED = True
         restricted = run_test(t, m, timeout=120)
+        coherence._ranked_pays = lambda *a: True
+        ranked = run_test(t, m, timeout=120)
     finally:
         may.ENABLED = old
+        coherence._ranked_pays = pays
     assert (restricted.complete, set(restricted.states)) == (full.complete,
                                                                 set(full.states))
+    assert (ranked.complete, set(ranked.states)) == (full.complete, set(full.states))
 
 
 def _sizes(text: str, enabled: bool, monkeypatch):

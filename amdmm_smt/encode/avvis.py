@@ -229,13 +229,15 @@ class AvVis:
             # (2) as a chain too: X contributes "visible at some l1 >= max(lvl, m)"; for the
             # levels lvl < m that is one term, up[X][m] (shared down the chain below m), for
             # m <= lvl <= top(X) the term up[X][lvl]
+            at_m = [AND(u[m], h) for h, m, sx2, u in vs]     # built once per X
             c2_below: list = [False] * (sy + 1)     # X with m > lvl
-            c2_below[sy] = OR([AND(u[m], h) for h, m, sx2, u in vs if m > sy])
+            c2_below[sy] = OR([a for a, (h, m, sx2, u) in zip(at_m, vs) if m > sy])
             for lvl in range(sy - 1, -1, -1):
-                c2_below[lvl] = OR([AND(u[m], h) for h, m, sx2, u in vs if m == lvl + 1]
+                c2_below[lvl] = OR([a for a, (h, m, sx2, u) in zip(at_m, vs) if m == lvl + 1]
                                    + [c2_below[lvl + 1]])
             for lvl in range(sy + 1):
-                c2 = OR([AND(u[lvl], h) for h, m, sx2, u in vs if m <= lvl <= sx2]
+                c2 = OR([a if m == lvl else AND(u[lvl], h)
+                         for a, (h, m, sx2, u) in zip(at_m, vs) if m <= lvl <= sx2]
                         + [c2_below[lvl]])
                 x.ctx.add(IFF(levels[lvl], AND(role, OR(c1_at[lvl], c2))))
         return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}

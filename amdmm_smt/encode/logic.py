@@ -52,6 +52,8 @@ def _collect(xs, out: list, absorbing: bool) -> bool:
 
 
 def AND(*xs: B) -> B:
+    if len(xs) == 2 and type(xs[0]) is _BoolRef and type(xs[1]) is _BoolRef:
+        return _mk(_MK_AND, list(xs))     # the common case, without flattening
     out: list = []
     if _collect(xs, out, False):
         return False
@@ -65,6 +67,8 @@ def AND(*xs: B) -> B:
 
 
 def OR(*xs: B) -> B:
+    if len(xs) == 2 and type(xs[0]) is _BoolRef and type(xs[1]) is _BoolRef:
+        return _mk(_MK_OR, list(xs))
     out: list = []
     if _collect(xs, out, True):
         return True
