@@ -4,6 +4,7 @@ projected state until UNSAT), and decide each expectation with its own solver qu
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from typing import Optional
@@ -190,28 +191,79 @@ class _Projector:
         return NOT(d)
 
 
-def _gave_up(s: z3.Solver) -> str:
-    return f"the solver gave up ({s.reason_unknown()}) within --timeout {limits.timeout():g} s"
+def _gave_up(s: z3.Solver, timed_out: bool = False) -> str:
+    why = "timeout" if timed_out else s.reason_unknown()
+    return f"the solver gave up ({why}) within --timeout {limits.timeout():g} s"
 
 
 def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
                states: list) -> tuple[bool, str]:
     """Add every state the solver still allows to `states`, blocking each: (True, "") when
-    the enumeration completed, else (False, what stopped it)."""
-    while True:
-        r = _check(s)
-        if r == z3.unsat:
-            return True, ""
-        if r == z3.unknown:
-            return False, _gave_up(s)
-        if len(states) >= max_outcomes:
-            return False, f"stopped at {max_outcomes} outcomes"
-        vals = proj.read(s.model())
-        states.append(tuple(zip(keys, vals)))
-        blk = proj.differs(vals)
-        if blk is False:      # nothing to project: one state only
-            return True, ""
-        s.add(blk)
+    the enumeration completed, else (False, what stopped it). The time limit is one watchdog
+    for the whole listing, which interrupts the solver at the deadline, not a timer that
+    every check starts and stops (issue 20 item 2: a sixth of the listing time)."""
+    with _Watchdog(s) as dog:
+        while True:
+            r = dog.check()
+            if r == z3.unsat:
+                return True, ""
+            if r == z3.unknown:
+                return False, _gave_up(s, dog.fired)
+            if len(states) >= max_outcomes:
+                return False, f"stopped at {max_outcomes} outcomes"
+            vals = proj.read(s.model())
+            states.append(tuple(zip(keys, vals)))
+            blk = proj.differs(vals)
+            if blk is False:      # nothing to project: one state only
+                return True, ""
+            s.add(blk)
+
+
+class _Watchdog:
+    """--timeout over a run of checks: the solver has no per-check timeout; a thread
+    interrupts it once the deadline has passed (again every 20 ms until the run ends, so that
+    a check that begins just after an interrupt is stopped too)."""
+
+    def __init__(self, s: z3.Solver):
+        self.s = s
+        self.fired = False
+        self._stop = threading.Event()
+        self._thread = None
+
+    def __enter__(self):
+        left = limits.left()
+        if left is not None:
+            self.s.set("timeout", 4294967295)        # Z3: UINT_MAX is no timer at all
+            self._thread = threading.Thread(target=self._run, args=(max(0.0, left),),
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self, left: float) -> None:
+        if self._stop.wait(left):
+            return
+        self.fired = True
+        while not self._stop.is_set():
+            self.s.ctx.interrupt()
+            self._stop.wait(0.02)
+
+    def check(self) -> z3.CheckSatResult:
+        if self._thread is None:
+            return _check(self.s)
+        if self.fired:
+            return z3.unknown
+        r = self.s.check()
+        if r == z3.unknown and "memory" in self.s.reason_unknown():
+            raise limits.memory_exceeded()
+        return r
+
+    def __exit__(self, *exc):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            left = limits.left()      # the checks after this one set their own timeout
+            self.s.set("timeout", max(1, int(min(max(left or 0, 0.001), 4e6) * 1000)))
+        return False
 
 
 def _permuted(state: tuple, g: Symmetry, names: list, keys: list) -> State:

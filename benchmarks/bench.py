@@ -2,6 +2,7 @@
 plot when matplotlib is installed; skipped cleanly when it is not).
 
     python3 benchmarks/bench.py [--quick] [--out DIR] [--cap SECONDS] [--families a,b]
+                                [--modes decide,list]
 
 Measured, each in a fresh process (so peak memory is per measurement):
   corpus     the shipped corpus through the command line, --jobs 1 and --jobs 2 (wall time)
@@ -71,8 +72,9 @@ def measure(family: str, n: int, mode: str, cap: float) -> dict | None:
 
 
 def fit(rows: list[dict]) -> str:
-    """Growth per unit of n: exp(slope) of log(CPU seconds) against n, and the exponent k of
-    cpu ~ n^k (log-log), by least squares over the sizes measured (CPU, not wall: the machine
+    """Growth per unit of n: exp(slope) of log(CPU seconds) against n, and the exponents k of
+    cpu ~ n^k and cpu ~ events^k (log-log; issue 20: at most quadratic in the number of
+    events), by least squares over the sizes measured (CPU, not wall: the machine
     is shared and wall time alone misleads; issue 20 item 3)."""
     pts = [(r["n"], r.get("cpu", r["seconds"])) for r in rows
            if r.get("cpu", r["seconds"]) > 0.005]
@@ -86,7 +88,9 @@ def fit(rows: list[dict]) -> str:
     ns, ts = [p[0] for p in pts], [math.log(p[1]) for p in pts]
     per = math.exp(slope(ns, ts))
     k = slope([math.log(n) for n in ns], ts)
-    return f"x{per:.2f}/step, ~n^{k:.1f}"
+    ev = [r["events"] for r in rows if r.get("cpu", r["seconds"]) > 0.005]
+    ke = slope([math.log(max(e, 1)) for e in ev], ts) if len(set(ev)) > 1 else float("nan")
+    return f"x{per:.2f}/step, ~n^{k:.1f}, ~events^{ke:.1f}"
 
 
 # ---- whole commands ---------------------------------------------------------------------
@@ -117,6 +121,9 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=30.0,
                     help="a size slower than this (seconds) ends its family")
     ap.add_argument("--families", default=None, help="comma-separated subset")
+    ap.add_argument("--modes", default="decide,list",
+                    help="comma-separated subset of decide,list (e.g. decide: the growth of "
+                         "deciding per family, issue 20 item 3)")
     ap.add_argument("--skip-figures", action="store_true")
     ap.add_argument("--only-figures", action="store_true")
     a = ap.parse_args()
@@ -135,7 +142,7 @@ def main() -> None:
         _, sizes, unit = FAMILIES[fam]
         if a.quick:
             sizes = sizes[:3]
-        for mode in ("decide", "list"):
+        for mode in [m for m in ("decide", "list") if m in a.modes.split(",")]:
             done = []
             for n in sizes:
                 r = measure(fam, n, mode, a.cap)

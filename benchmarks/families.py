@@ -88,11 +88,47 @@ def ops_per_thread(n: int, threads: int = 4) -> str:
             + 'exists: "T0:%r1 == 0"\nexpect: allowed\n')
 
 
+def lock_contenders(n: int) -> str:
+    """n contenders for one lock word, straight-line: each tries `cmpxchg @lock, 0, 1`
+    (acquire on success) once, increments @cnt non-atomically and releases with an agent
+    release store of 0. Expectation: every CAS succeeding with @cnt ending at n is allowed —
+    the sequential execution (each contender in turn, its CAS reading the previous one's
+    release store of 0) satisfies every axiom (a sequentially consistent execution)."""
+    n = max(2, n)
+    mem = "memory:\n  lock: {space: global, init: 0}\n  cnt: {space: global, init: 0}\n"
+    th = [_thread(f"T{i}", i, [
+        f'%o = cmpxchg {G} @lock, i32 0, i32 1 syncscope("agent") acquire monotonic',
+        f"%c = load i32, {G} @cnt",
+        "%c1 = add i32 %c, 1",
+        f"store i32 %c1, {G} @cnt",
+        f'store atomic i32 0, {G} @lock syncscope("agent") release']) for i in range(n)]
+    cond = " && ".join([f"T{i}:%o == 0" for i in range(n)] + [f"@cnt == {n}"])
+    return f"name: LOCK-{n}\n{mem}threads:\n" + "".join(th) + \
+        f'exists: "{cond}"\nexpect: allowed\n'
+
+
+def barrier_waves(n: int) -> str:
+    """n waves of one workgroup, one barrier phase (benchmarks/barrier_scaling.py: wave 0
+    publishes x before the barrier, the others read it after; its expectation)."""
+    from barrier_scaling import family
+    return family(n, 1, False)
+
+
+def async_stages(n: int) -> str:
+    """A software pipeline of 2n asynchronous copies, n blocks in flight
+    (benchmarks/async_scaling.py, variant exact; its expectation)."""
+    from async_scaling import pipeline
+    return pipeline(2 * n, n)
+
+
 FAMILIES: dict = {
     "mp-chain": (mp_chain, [4, 8, 12, 16, 24, 32], "threads"),
     "sb-ring": (sb_ring, [4, 6, 8, 10, 12, 13], "threads"),
     "iriw": (iriw, [2, 3, 4, 5, 6], "readers"),
     "ops-per-thread": (ops_per_thread, [2, 3, 4, 6, 8, 12, 16, 20], "ops/thread (4 threads)"),
+    "barrier-waves": (barrier_waves, [2, 4, 8, 12, 16], "waves"),
+    "async-stages": (async_stages, [1, 2, 3, 4, 6], "stages (2 copies each)"),
+    "lock-contenders": (lock_contenders, [2, 3, 4, 6, 8], "contenders"),
 }
 
 

@@ -120,3 +120,37 @@ def test_reference_engine_timeout_names_its_stage(tmp_path):
     assert rec["status"] == "unknown"
     assert rec["limit"] == "timeout after 1 s during enumeration (reference engine)", rec
     assert dt < 30, dt
+
+
+def test_listing_stops_at_the_deadline_with_the_outcomes_found(monkeypatch):
+    """Issue 20 item 2: while listing, the solver has no per-check timer (UINT_MAX) and one
+    watchdog thread interrupts it at the deadline; the listing stops there, unknown, with the
+    timeout as the reason."""
+    import z3
+    from amdmm_smt import limits, solve
+    from amdmm_smt.frontend.litmus import parse_text
+    from amdmm_smt.model import get_model
+    sys.path.insert(0, "benchmarks")
+    from families import sb_ring
+    timeouts = []
+    real_check = z3.Solver.check
+
+    def check(self, *a):
+        timeouts.append(limits.left())
+        time.sleep(0.02)                    # a slow solver: the deadline comes mid-listing
+        return real_check(self, *a)
+    monkeypatch.setattr(z3.Solver, "check", check)
+    timers = []
+    real_set = z3.Solver.set
+
+    def set_(self, *a, **k):
+        if a and a[0] == "timeout" and a[1] != 4294967295:
+            timers.append(a[1])
+        return real_set(self, *a, **k)
+    monkeypatch.setattr(z3.Solver, "set", set_)
+    t0 = time.monotonic()
+    r = solve.run_test(parse_text(sb_ring(12), "sb12.yaml"), get_model(None), timeout=1.5)
+    assert r.status == "unknown" and "timeout after 1.5 s" in r.limit, r.limit
+    assert 2 < len(timeouts) < 200          # stopped by the watchdog, not run to the end
+    assert len(timers) < 5 < len(timeouts)  # no timer set per check (the exists query's own)
+    assert time.monotonic() - t0 < 30

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import families as F
+from ..elaborate import may
 from ..elaborate.events import Event, load_visible, store_available
 from ..ir import SYSTEM, WORKGROUP, is_acquire, is_release
 from .execution import Execution
@@ -67,6 +68,62 @@ class AvVis:
         # per write W: {Y: (scope of Y, [expr for level 0..scope])}
         self.vis: dict[int, dict[int, tuple[int, list]]] = {}
         self._excl: dict = {}      # explain only: non-inclusive pairs, see _inclusive
+        # docs §14 "Availability and visibility where they may matter": per write, the
+        # operations that may be availability / visibility operations on it and whose being
+        # so may reach a location-order edge (None: every operation)
+        self._static: dict = {}    # static scope facts per pair, shared by every write
+        self.may_avail: dict[int, set] = {}
+        self.may_vis: dict[int, set] = {}
+
+    def restrict(self, writes: list) -> None:
+        """The candidates worth a variable, per write W (each set is closed under what the
+        definitions of its members refer to, so the values of the kept variables, and the
+        location order, are those of the full definition):
+        forward  an availability or visibility operation on W is W, after W in program order,
+                 or happens-before-after one of those (every clause needs an hb-earlier
+                 availability or visibility operation, or W before it in program order), so
+                 outside that set the definition's unique solution is false;
+        backward location order reads a visibility operation that is R or before R in
+                 program order (R a read of W's location), and an availability operation that
+                 happens-before a write to it; visibility clauses refer to operations
+                 happens-before the operation defined, availability clause (3) too, so the
+                 operations neither those nor happens-before them are never read.
+        "May happen-before" is the happens-before relation's set of pairs that have a
+        variable or are constant true (encode/sync.py builds it as the closure of the
+        program-order and possible synchronizes-with edges, so it is transitive)."""
+        x, el = self.x, self.el
+        pred_succ: dict[int, tuple[dict, dict]] = {}
+        demand: dict[str, tuple[set, set]] = {}
+        for w in writes:
+            sp = x.space(w)
+            rel = x.hb_by_space[sp]
+            if id(rel) not in pred_succ:
+                pred: dict[int, set] = {}
+                succ: dict[int, set] = {}
+                for (a, b) in rel:
+                    pred.setdefault(b, set()).add(a)
+                    succ.setdefault(a, set()).add(b)
+                pred_succ[id(rel)] = (pred, succ)
+            pred, succ = pred_succ[id(rel)]
+            if (w.loc, sp) not in demand:
+                reads = [e for e in x.ev if e.loc == w.loc and e.reads and not e.is_init]
+                seed = {r.id for r in reads} | {e.id for e in x.ev for r in reads
+                                                 if el.po(e, r)}
+                bvis = set(seed)
+                for s_ in seed:
+                    bvis |= pred.get(s_, set())
+                wr = [e.id for e in x.ev if e.loc == w.loc and e.writes and not e.is_init]
+                bav = set(bvis) | set(wr)
+                for s_ in wr:
+                    bav |= pred.get(s_, set())
+                demand[(w.loc, sp)] = (bvis, bav)
+            bvis, bav = demand[(w.loc, sp)]
+            start = {w.id} | {e.id for e in x.ev if el.po(w, e)}
+            fwd = set(start)
+            for s_ in start:
+                fwd |= succ.get(s_, set())
+            self.may_avail[w.id] = (fwd & bav) | {w.id}
+            self.may_vis[w.id] = fwd & bvis
 
     def availability_operations(self, w: Event) -> dict[int, tuple[B, int]]:
         """S000 "Availability Operation": X is an availability operation on W if
@@ -76,14 +133,15 @@ class AvVis:
         x, el = self.x, self.el
         sp = x.space(w)
         cands: dict[int, tuple[B, int]] = {}
+        may = self.may_avail.get(w.id)
         sw_ = av_scope(x, w)
         if sw_ is not None:
             cands[w.id] = (x.writes(w), sw_)
         for e in x.ev:
             # explain: an amdgcn-av:none release gets a variable too, fixed false by the
             # definition below, so that a core can name availability as what the tag removes
-            if e.id == w.id or e.is_init or make_available(
-                    x, e, av_none_too=x.ctx.explaining) is False:
+            if e.id == w.id or e.is_init or (may is not None and e.id not in may) \
+                    or make_available(x, e, av_none_too=x.ctx.explaining) is False:
                 continue
             if el.po(w, e) or el.contains(e, el.av_scope_in(e, sp), w):
                 cands[e.id] = (x.ctx.fresh_bool(f"avail_{w.label}_{e.label}"),
@@ -111,8 +169,9 @@ class AvVis:
         sp = x.space(w)
         avail = self.avail[w.id]
         cands: dict[int, tuple[int, list, B]] = {}
+        may = self.may_vis.get(w.id)
         for y in x.ev:
-            if y.id == w.id or y.is_init:
+            if y.id == w.id or y.is_init or (may is not None and y.id not in may):
                 continue
             # a load-visible to the same address (S000), or any read with an av scope under
             # the upstream options (LDS, volatile)
@@ -141,23 +200,25 @@ class AvVis:
         for yid, (sy, levels, role) in cands.items():
             y = x.ev[yid]
             # static parts per X, once per Y (not per level): hb(X, Y) and the scope facts
-            avs = [(av, x.hb(x.ev[xid], y, sp), min(sx, sy), self._inclusive(
-                    x.ev[xid], sx, y, sy, w)) for xid, (av, sx) in avail.items() if xid != yid]
-            # a non-inclusive pair is False (a variable fixed false when explaining)
-            avs = [(AND(av, inc), h, top) for av, h, top, inc in avs
-                   if inc is not False and h is not False]
+            avs = []
+            for xid, (av, sx) in avail.items():
+                if xid == yid:
+                    continue
+                h = x.hb(x.ev[xid], y, sp)
+                if h is False:
+                    continue
+                inc = self._inclusive(x.ev[xid], sx, y, sy, w)
+                if inc is not False:    # a non-inclusive pair is False (explaining: a
+                    avs.append((AND(av, inc), h, min(sx, sy)))    # variable fixed false)
             vs = []
             for xid, (sx2, levs, _) in cands.items():
                 if xid == yid:
                     continue
-                ex = x.ev[xid]
-                h = x.hb(ex, y, sp)
-                if h is False or not el.contains(y, sy, ex):
+                h = x.hb(x.ev[xid], y, sp)
+                if h is False:
                     continue
-                # contains(X, l1, Y) is monotone in l1 (scope instances nest), so the levels
-                # l1 >= lvl at which X's instance includes Y are [max(lvl, m), sx2]
-                m = next((l1 for l1 in range(sx2 + 1) if el.contains(ex, l1, y)), None)
-                if m is not None:
+                m = self._lowest_including(x.ev[xid], sx2, y, sy)
+                if m is not None and m <= sx2:
                     vs.append((h, m, sx2, up[xid]))
             # (1) as a chain over levels: the terms whose common scope reaches lvl are those
             # reaching exactly lvl plus those reaching lvl + 1 (each AND built once)
@@ -165,25 +226,44 @@ class AvVis:
             for lvl in range(sy, -1, -1):
                 c1_at[lvl] = OR([AND(av, h) for av, h, top in avs if min(top, sy) == lvl]
                                 + [c1_at[lvl + 1]])
-            memo: dict = {}
+            # (2) as a chain too: X contributes "visible at some l1 >= max(lvl, m)"; for the
+            # levels lvl < m that is one term, up[X][m] (shared down the chain below m), for
+            # m <= lvl <= top(X) the term up[X][lvl]
+            at_m = [AND(u[m], h) for h, m, sx2, u in vs]     # built once per X
+            c2_below: list = [False] * (sy + 1)     # X with m > lvl
+            c2_below[sy] = OR([a for a, (h, m, sx2, u) in zip(at_m, vs) if m > sy])
+            for lvl in range(sy - 1, -1, -1):
+                c2_below[lvl] = OR([a for a, (h, m, sx2, u) in zip(at_m, vs) if m == lvl + 1]
+                                   + [c2_below[lvl + 1]])
             for lvl in range(sy + 1):
-                c1 = c1_at[lvl]                                                        # (1)
-                c2_terms = []
-                for i, (h, m, sx2, u) in enumerate(vs):                                # (2)
-                    k = max(lvl, m)
-                    if k > sx2:
-                        continue
-                    if (i, k) not in memo:
-                        memo[(i, k)] = AND(u[k], h)
-                    c2_terms.append(memo[(i, k)])
-                rhs = AND(role, OR(c1, OR(c2_terms)))
-                x.ctx.add(IFF(levels[lvl], rhs))
+                c2 = OR([a if m == lvl else AND(u[lvl], h)
+                         for a, (h, m, sx2, u) in zip(at_m, vs) if m <= lvl <= sx2]
+                        + [c2_below[lvl]])
+                x.ctx.add(IFF(levels[lvl], AND(role, OR(c1_at[lvl], c2))))
         return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}
+
+    def _lowest_including(self, ex: Event, sx2: int, y: Event, sy: int):
+        """For X made visible at levels up to sx2 and Y at sy: None unless Y's instance at sy
+        contains X; else the lowest level m at which X's instance includes Y (contains is
+        monotone in the level: scope instances nest), None if none up to sx2. Static, so
+        cached across writes."""
+        key = (ex.id, sx2, y.id, sy)
+        c = self._static.get(key, 0)
+        if c == 0:
+            el = self.el
+            c = None
+            if el.contains(y, sy, ex):
+                c = next((l1 for l1 in range(sx2 + 1) if el.contains(ex, l1, y)), None)
+            self._static[key] = c
+        return c
 
     def _inclusive(self, a: Event, sa: int, b: Event, sb: int, w: Event) -> B:
         """_inclusive_at; when explaining, a non-inclusive pair is a variable fixed false by
         the family "scope inclusion" (encode/logic.py Ctx.excluded)."""
-        ok = self._inclusive_at(a, sa, b, sb)
+        key = ("inc", a.id, sa, b.id, sb)
+        ok = self._static.get(key)
+        if ok is None:
+            ok = self._static[key] = self._inclusive_at(a, sa, b, sb)
         if ok or not self.x.ctx.explaining:
             return ok
         key = (a.id, sa, b.id, sb)
@@ -241,6 +321,8 @@ def encode_location_order(x: Execution) -> AvVis:
                 x.lo_rel[(a, b)] = AND(x.writes(x.ev[a]), v) if not x.ev[a].is_init else True
         return av
     writes = [e for e in x.ev if e.writes and not e.is_init]
+    if may.ENABLED:
+        av.restrict(writes)
     with x.ctx.family(F.AVAIL):
         for w in writes:
             av.avail[w.id] = av.availability_operations(w)

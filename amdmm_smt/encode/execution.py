@@ -17,6 +17,7 @@ from __future__ import annotations
 import z3
 
 from ..elaborate.events import Elab, Event
+from ..elaborate import may
 from .logic import AND, OR, B, Ctx
 
 RMW_KINDS = ("rmw", "cmpxchg")
@@ -53,6 +54,10 @@ class Execution:
         self._comp: dict = {}
         self.cf_ub: list = []                 # docs §15.5: (branch on undef?, thread, line)
         self._co: dict[tuple[int, int], B] = {}
+        # static may / must sets (elaborate/may.py, docs §14): reads-from only where it may
+        # hold. When explaining, every same-location pair keeps its variable, so that the
+        # read-value rule stays what a core names for a pair it excludes.
+        self.may = may.MaySets(elab)
         self._declare()
 
     # ---- declarations ----
@@ -74,7 +79,8 @@ class Execution:
                 c.add(z3.Distinct(ranks))
             for r in self.elab.reads_of(loc):
                 for w in ws:
-                    if w.id != r.id:
+                    if w.id != r.id and (c.explaining or not may.ENABLED
+                                         or self.may.may_rf(w, r)):
                         self.rf_var[(w.id, r.id)] = c.fresh_bool(f"rf_{w.label}_{r.label}")
 
     # ---- accessors ----

@@ -52,6 +52,8 @@ def _collect(xs, out: list, absorbing: bool) -> bool:
 
 
 def AND(*xs: B) -> B:
+    if len(xs) == 2 and type(xs[0]) is _BoolRef and type(xs[1]) is _BoolRef:
+        return _mk(_MK_AND, list(xs))     # the common case, without flattening
     out: list = []
     if _collect(xs, out, False):
         return False
@@ -65,6 +67,8 @@ def AND(*xs: B) -> B:
 
 
 def OR(*xs: B) -> B:
+    if len(xs) == 2 and type(xs[0]) is _BoolRef and type(xs[1]) is _BoolRef:
+        return _mk(_MK_OR, list(xs))
     out: list = []
     if _collect(xs, out, True):
         return True
@@ -81,6 +85,19 @@ def NOT(x: B) -> B:
     if isinstance(x, bool):
         return not x
     return _BoolRef(z3.z3core.Z3_mk_not(x.ctx.ref(), x.as_ast()), x.ctx)
+
+
+def AT_MOST_ONE(xs) -> list:
+    """Terms whose conjunction says at most one of xs holds, linear in len(xs): "x_i and one
+    of x_1..x_{i-1}" is false, the prefix disjunctions nested (shared, no new variable),
+    instead of one term per pair (issue 20: the pairwise form was quadratic per read)."""
+    out, prefix = [], False
+    for v in xs:
+        if v is False:
+            continue
+        out.append(NOT(AND(prefix, v)))
+        prefix = OR(prefix, v)
+    return out
 
 
 def IMPLIES(a: B, b: B) -> B:

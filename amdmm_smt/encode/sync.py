@@ -162,6 +162,10 @@ def executes_order(x, evs, edge: dict, sp: str) -> dict:
 
 def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
     el = x.elab
+    # docs §14: a constant edge implied by two constant edges (program order a-k-b, every
+    # step in happens-before) changes no closure; without it each pair's definition below
+    # names the immediate predecessors only, not every earlier event of the thread
+    edge = _reduce_constant(edge)
     succ: dict[int, set] = {e.id: set() for e in evs}
     pred: dict[int, list] = {e.id: [] for e in evs}
     for (a, b) in edge:
@@ -189,6 +193,39 @@ def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
             for e in evs:
                 hb[(i.id, e.id)] = True
     return hb
+
+
+def _reduce_constant(edge: dict) -> dict:
+    """edge without the constant-true edges (a, b) for which constant-true edges (a, k) and
+    (k, b) exist: the transitive closure is the same."""
+    out: dict[int, set] = {}
+    for (a, b), v in edge.items():
+        if v is True:
+            out.setdefault(a, set()).add(b)
+    indeg: dict[int, int] = {}
+    for a, bs in out.items():
+        for b in bs:
+            indeg[b] = indeg.get(b, 0) + 1
+    todo = [a for a in out if not indeg.get(a)]
+    seen = 0
+    while todo:                  # the argument needs no cycle of constant edges
+        a = todo.pop()
+        seen += 1
+        for b in out.get(a, ()):
+            indeg[b] -= 1
+            if not indeg[b]:
+                todo.append(b)
+    if seen < len(set(out) | set(indeg)):
+        return edge
+    drop = set()
+    for a, bs in out.items():
+        for k in bs:
+            for b in out.get(k, ()):
+                if b in bs:
+                    drop.add((a, b))
+    if not drop:
+        return edge
+    return {k: v for k, v in edge.items() if k not in drop}
 
 
 def _reach(a: int, succ: dict) -> set:

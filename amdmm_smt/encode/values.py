@@ -9,7 +9,7 @@ import z3
 from . import families as F
 from ..elaborate.events import Event
 from .execution import Execution
-from .logic import AND, B, IFF, IMPLIES, NOT, OR
+from .logic import AND, AT_MOST_ONE, B, IFF, IMPLIES, NOT, OR
 
 ZERO = z3.BitVecVal(0, 32)
 
@@ -96,8 +96,7 @@ def read_values(x: Execution) -> None:
                          if not el.inclusive(a, b, sp)]
             atomic_case = AND(NOT(OR(bad_single)), NOT(OR(bad_pairs)))
         unordered_seen = OR(AND(ms[w.id], NOT(x.lo(w, r))) for w in ws)              # (c)
-        exactly_one = AND(OR(ms.values()), NOT(OR(
-            AND(ms[a.id], ms[b.id]) for i, a in enumerate(ws) for b in ws[i + 1:])))  # (d)
+        exactly_one = AND(OR(ms.values()), AT_MOST_ONE(ms.values()))                   # (d)
         definite = x.ctx.define(f"definite_{r.label}", AND(some_lo, OR(
             atomic_case, AND(NOT(unordered_seen), exactly_one))))
         rfs = [x.rf(w, r) for w in ws]
@@ -112,9 +111,8 @@ def read_values(x: Execution) -> None:
             for w in ws:
                 x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(
                     x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
-            for i in range(len(rfs)):
-                for j in range(i + 1, len(rfs)):
-                    x.ctx.add(NOT(AND(rfs[i], rfs[j])))
+            for c in AT_MOST_ONE(rfs):
+                x.ctx.add(c)
             x.ctx.add(IMPLIES(NOT(x.rundef[r.id]), OR(rfs)))
 
 
