@@ -11,7 +11,9 @@ Measured, each in a fresh process (so peak memory is per measurement):
              there), per size in decide (--decide-only) and list (every outcome) modes: time
              inside the process (encoding + solving), outcomes, peak memory; then the fitted
              growth per step of size (least squares on log time)
-  figures    the issue's targets, each with met / NOT met
+  figures    issue 13's targets (whole commands, wall) and issue 20's (CPU in one process:
+             listing the 13-thread SB ring, deciding 4x16, 16x8, 8x25 operations and the
+             64-thread MP chain), each with met / NOT met
 A size that takes longer than --cap seconds ends its family (larger sizes would be slower).
 Nothing in tests/ asserts a time; this script only measures.
 """
@@ -41,11 +43,20 @@ ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH
 
 # ---- one measurement in this process (run as a child: bench.py --one FAMILY N MODE) -------
 
+def _ops(threads: int):
+    from families import ops_per_thread
+    return lambda n: ops_per_thread(n, threads=threads)
+
+
+# the issue-20 figures' shapes beyond the scaling families: n operations on 8 or 16 threads
+CASES = {"ops-8threads": _ops(8), "ops-16threads": _ops(16)}
+
+
 def one(family: str, n: int, mode: str) -> dict:
     from amdmm_smt.model import get_model
     from amdmm_smt.frontend.litmus import parse_text
     from amdmm_smt.solve import run_test
-    f, _, _ = FAMILIES[family]
+    f = CASES[family] if family in CASES else FAMILIES[family][0]
     t = parse_text(f(n), f"{family}-{n}.yaml")
     t0, c0 = time.perf_counter(), time.process_time()
     r = run_test(t, get_model(None), timeout=3600, max_outcomes=10 ** 7,
@@ -59,10 +70,12 @@ def one(family: str, n: int, mode: str) -> dict:
             "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
-def measure(family: str, n: int, mode: str, cap: float) -> dict | None:
+def measure(family: str, n: int, mode: str, cap: float,
+            limit: float | None = None) -> dict | None:
     try:
         p = subprocess.run([sys.executable, __file__, "--one", family, str(n), mode],
-                           capture_output=True, text=True, timeout=cap * 3 + 30, env=ENV)
+                           capture_output=True, text=True,
+                           timeout=limit if limit is not None else cap * 3 + 30, env=ENV)
     except subprocess.TimeoutExpired:
         return None
     if p.returncode != 0:
@@ -126,12 +139,18 @@ def main() -> None:
                          "deciding per family, issue 20 item 3)")
     ap.add_argument("--skip-figures", action="store_true")
     ap.add_argument("--only-figures", action="store_true")
+    ap.add_argument("--issue20", action="store_true",
+                    help="only issue 20's figures (with --quick: 4x16 and the MP chain)")
     a = ap.parse_args()
     if a.one:
         print(json.dumps(one(a.one[0], int(a.one[1]), a.one[2])))
         return
+    if a.issue20:
+        figures20(a.quick)
+        return
     if a.only_figures:
         figures(a.quick)
+        figures20(a.quick)
         return
     os.makedirs(a.out, exist_ok=True)
     rows: list[dict] = []
@@ -171,6 +190,7 @@ def main() -> None:
     plot(rows, os.path.join(a.out, "results.png"))
     if not a.skip_figures:
         figures(a.quick)
+        figures20(a.quick)
 
 
 def plot(rows: list[dict], path: str) -> None:
@@ -249,6 +269,38 @@ def figures(quick: bool) -> None:
         verdict = "" if target is None else ("met" if v < target else "NOT met")
         tgt = "" if target is None else f"< {target:g}"
         print(f"  {name:<62}{v:>9.3f} {tgt:>8}  {verdict}")
+
+
+def figures20(quick: bool, limit: float = 60.0) -> None:
+    """Issue 20's targets (CPU seconds inside one process, parse to verdict; peak memory of
+    that process). A case that does not finish within `limit` seconds is NOT met (> limit)."""
+    print(f"\nissue 20 figures (CPU seconds in one process; a case stopped at {limit:g} s is "
+          "NOT met)")
+    cases = [("list 8,192 outcomes, 13-thread SB ring (CPU s)", "sb-ring", 13, "list", 4.5),
+             ("decide 4 threads x 16 operations (CPU s)", "ops-per-thread", 16, "decide", 0.5),
+             ("decide the 64-thread MP chain (CPU s)", "mp-chain", 64, "decide", 2.0),
+             ("decide 16 threads x 8 operations (CPU s)", "ops-16threads", 8, "decide", 2.0),
+             ("decide 200 events: 8 threads x 25 operations (CPU s)", "ops-8threads", 25,
+              "decide", 10.0)]
+    if quick:
+        cases = cases[1:3]
+    for name, fam, n, mode, target in cases:
+        r = measure(fam, n, mode, limit, limit=limit)
+        if r is None:
+            print(f"  {name:<62}{'> ' + format(limit, 'g'):>9} {'< ' + format(target, 'g'):>8}"
+                  f"  NOT met")
+            continue
+        print(f"  {name:<62}{r['cpu']:>9.3f} {'< ' + format(target, 'g'):>8}  "
+              f"{'met' if r['cpu'] < target else 'NOT met'}")
+        if mode == "list" and r["outcomes"]:
+            per = 1000 * r["cpu"] / r["outcomes"]
+            print(f"  {'  CPU ms per outcome at ' + str(r['outcomes']) + ' outcomes':<62}"
+                  f"{per:>9.3f} {'< 0.5':>8}  {'met' if per < 0.5 else 'NOT met'}")
+        if fam == "ops-16threads":
+            print(f"  {'  peak memory (MiB)':<62}{r['peak_mib']:>9.0f} {'< 250':>8}  "
+                  f"{'met' if r['peak_mib'] < 250 else 'NOT met'}")
+    print("  growth per family (at most quadratic in events): the `growth` lines of the "
+          "scaling table above")
 
 
 def _timed(f) -> float:

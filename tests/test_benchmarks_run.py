@@ -23,6 +23,7 @@ RUNS = [
     ["scaling.py", "--max", "2"],
     ["startup.py", "--runs", "1"],
     ["synth.py", "--quick", "--jobs", "1"],
+    ["bench.py", "--issue20", "--quick"],
     ["synth_table.py", "--only", "async_model", "--jobs", "1", "--out", os.devnull],
 ]
 
