@@ -92,16 +92,22 @@ _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS
 EXIT_PIPE = 141           # 128 + SIGPIPE: what `cat`, `grep` report when the reader is gone
 
 
-def _reader_gone() -> None:
-    """The reader of stdout closed it (`verify | head`): stop quietly with 141, as a program
-    killed by SIGPIPE does, not 1 (a failing test) nor a traceback; docs/litmus-format.md
-    "Exit status"."""
+def _drop_stdout() -> None:
+    """Whatever is still buffered for stdout goes nowhere (Python's own flush at exit must
+    not fail again)."""
     try:
         fd = os.open(os.devnull, os.O_WRONLY)
         os.dup2(fd, sys.stdout.fileno())
         os.close(fd)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def _reader_gone() -> None:
+    """The reader of stdout closed it (`verify | head`): stop quietly with 141, as a program
+    killed by SIGPIPE does, not 1 (a failing test) nor a traceback; docs/litmus-format.md
+    "Exit status"."""
+    _drop_stdout()
     os._exit(EXIT_PIPE)
 
 
@@ -109,12 +115,7 @@ def _stdout_failed(e: OSError) -> None:
     """The output could not be written (a full disk under `> FILE`, issue 22 item 12): one
     line on stderr, exit 2 (the verdict printed is incomplete, so it is not the run's), and
     the rest of the buffer dropped, so that Python's own flush at exit fails no more."""
-    try:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
-        os.close(fd)
-    except (OSError, ValueError, AttributeError):
-        pass
+    _drop_stdout()
     try:
         sys.stderr.write(f"amdmm-smt: cannot write the output (stdout): "
                          f"{(e.strerror or str(e))}\n")
