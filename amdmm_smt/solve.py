@@ -125,27 +125,36 @@ class _Projector:
     def __init__(self, x: Execution, terms: list):
         self.zterms = [term_z3(x, t) for t in terms]
         self.lits: dict = {}
+        self.negs: dict = {}
         self.pending: list = []
+        # the whole projection as one bit-vector, read with one evaluation per outcome
+        # (issue 20 item 2): per term, an undef bit then the value (0 when undef)
+        parts = []
+        for u, v in self.zterms:
+            vv = v if isinstance(v, z3.ExprRef) else z3.BitVecVal(v & 0xFFFFFFFF, 32)
+            if isinstance(u, bool):
+                parts += [z3.BitVecVal(int(u), 1), z3.BitVecVal(0, 32) if u else vv]
+            else:
+                parts += [z3.If(u, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)),
+                          z3.If(u, z3.BitVecVal(0, 32), vv)]
+        self.packed = (z3.Concat(*parts) if len(parts) > 1 else parts[0]) if parts else None
 
     def read(self, m: z3.ModelRef) -> tuple:
-        """The projected state of a model, through Z3's C API (model_completion: a term the
-        model leaves free evaluates to a default, like m.eval(..., model_completion=True))."""
+        """The projected state of a model: one evaluation of the packed projection through
+        Z3's C API (model_completion: a term the model leaves free evaluates to a default,
+        like m.eval(..., model_completion=True))."""
+        if self.packed is None:
+            return ()
         ctx = m.ctx.ref()
-        mdl = m.model
         out = (z3.Ast * 1)()
+        z3.z3core.Z3_model_eval(ctx, m.model, self.packed.as_ast(), True, out)
+        n = int(z3.z3core.Z3_get_numeral_string(ctx, out[0]))
         vals = []
-        for (u, v) in self.zterms:
-            if isinstance(u, bool):
-                uu = u
-            else:
-                z3.z3core.Z3_model_eval(ctx, mdl, u.as_ast(), True, out)
-                uu = z3.z3core.Z3_get_bool_value(ctx, out[0]) == z3.Z3_L_TRUE
-            if uu:
-                vals.append(None)
-                continue
-            z3.z3core.Z3_model_eval(ctx, mdl, v.as_ast(), True, out)
-            vals.append(signed(int(z3.z3core.Z3_get_numeral_string(ctx, out[0]))))
-        return tuple(vals)
+        for _ in self.zterms:
+            val, undef = n & 0xFFFFFFFF, (n >> 32) & 1
+            n >>= 33
+            vals.append(None if undef else signed(val))
+        return tuple(reversed(vals))
 
     def _differs_bv(self, vals: tuple):
         """A formula true exactly in the states that differ from vals (False: no projection)."""
@@ -170,13 +179,20 @@ class _Projector:
             self.pending.append(b == e if not isinstance(e, bool) else b == z3.BoolVal(e))
         return b
 
+    def _neg(self, i: int, val):
+        k = (i, val)
+        n = self.negs.get(k)
+        if n is None:
+            n = self.negs[k] = NOT(self._lit(i, val))
+        return n
+
     def differs(self, vals: tuple):
         """An assertion (top level only: it carries the definitions of new literals) that
         excludes the state vals; False when there is nothing to project. After a solver pop,
         call reset(): definitions made inside the popped scope are gone."""
         if not self.zterms:
             return False
-        blk = OR([NOT(self._lit(i, v)) for i, v in enumerate(vals)])
+        blk = OR([self._neg(i, v) for i, v in enumerate(vals)])
         if self.pending:
             blk = AND(self.pending + [blk])
             self.pending = []
@@ -184,6 +200,7 @@ class _Projector:
 
     def reset(self) -> None:
         self.lits.clear()
+        self.negs.clear()
         self.pending = []
 
     def equals(self, vals: tuple):
