@@ -283,20 +283,20 @@ class _Watchdog:
         return False
 
 
-def _permuted(state: tuple, g: Symmetry, names: list, keys: list) -> State:
-    """A state of a combination's execution, seen in the combination the symmetry carries it
-    onto (R-cf-symmetry): thread k's registers are thread g.threads[k]'s, location X's final
-    value is its image's."""
+def _key_sources(g: Symmetry, names: list, keys: list) -> list:
+    """For the combination a symmetry carries this one onto (R-cf-symmetry), where each key of
+    a state comes from: thread k's registers are thread g.threads[k]'s, location X's final
+    value is its image's. Computed once per symmetry; a state is then permuted by index."""
     tn = {names[k]: names[g.threads[k]] for k in range(len(names))}
     locs = g.loc_map()
-    d = {}
-    for k, v in state:
+
+    def image(k: str) -> str:
         if k.startswith("@"):
-            d["@" + locs.get(k[1:], k[1:])] = v
-        else:
-            t, _, reg = k.partition(":")
-            d[tn[t] + ":" + reg] = v
-    return tuple((k, d[k]) for k in keys)
+            return "@" + locs.get(k[1:], k[1:])
+        t, _, reg = k.partition(":")
+        return tn[t] + ":" + reg
+    where = {image(k): i for i, k in enumerate(keys)}
+    return [where[k] for k in keys]
 
 
 def _renamed(cond: Cond, threads: dict, locs: dict) -> Cond:
@@ -416,7 +416,8 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
             states |= set(r.states)
         else:
             for g in orbit:
-                states |= {_permuted(st, g, names, keys) for st in r.states}
+                src = _key_sources(g, names, keys)
+                states |= {tuple((k, st[i][1]) for k, i in zip(keys, src)) for st in r.states}
         listed = listed and getattr(r, "listed", True)
         reach.append(getattr(r, "reachable", None))
         warnings += [w for w in r.warnings if w not in warnings]

@@ -236,14 +236,17 @@ def described_combos(test: Test, bound: int):
         raise LitmusError(f"{total} combinations of thread paths under unroll {bound} (at most "
                           f"{MAX_COMBOS}); lower the bound", test.file, test.line)
 
-    def gen():
-        for choice in itertools.product(*per):
-            threads = [replace(t, code=p.code) for t, p in zip(test.threads, choice)]
-            cut = [(t.name,) + p.bound for t, p in zip(test.threads, choice) if p.bound]
-            desc = "; ".join(f"{t.name}: {p.describe()}" for t, p in zip(test.threads, choice)
-                             if p.blocks)
-            yield replace(test, threads=threads), cut, desc
-    return per, total, gen()
+    return per, total, (_combination(test, choice) for choice in itertools.product(*per))
+
+
+def _combination(test: Test, choice) -> tuple:
+    """One path per thread: the straight-line test, where the bound cut a path, the paths in
+    words."""
+    threads = [replace(t, code=p.code) for t, p in zip(test.threads, choice)]
+    cut = [(t.name,) + p.bound for t, p in zip(test.threads, choice) if p.bound]
+    desc = "; ".join(f"{t.name}: {p.describe()}" for t, p in zip(test.threads, choice)
+                     if p.blocks)
+    return replace(test, threads=threads), cut, desc
 
 
 # ---- symmetry (docs/semantics.md 15.7, R-cf-symmetry) -------------------------------------
@@ -375,10 +378,6 @@ def symmetric_combos(test: Test, bound: int, group: list):
                 orbit.setdefault(image, g)
             if not least:
                 continue
-            choice = [p[i] for p, i in zip(per, idx)]
-            threads = [replace(t, code=p.code) for t, p in zip(test.threads, choice)]
-            cut = [(t.name,) + p.bound for t, p in zip(test.threads, choice) if p.bound]
-            desc = "; ".join(f"{t.name}: {p.describe()}" for t, p in zip(test.threads, choice)
-                             if p.blocks)
-            yield replace(test, threads=threads), cut, desc, list(orbit.values())
+            yield (*_combination(test, [p[i] for p, i in zip(per, idx)]),
+                   list(orbit.values()))
     return per, total, gen()
