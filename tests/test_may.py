@@ -125,3 +125,91 @@ expect: forbidden
     assert not ms.may_rf(s2, a)            # a happens-before s2
     assert ms.may_rf(s1, a)
     assert all(ms.may_rf(w, b) for w in (init, s1, s2))   # another thread: anything
+
+
+MIXED = """name: direct-mixed
+memory:
+  x: {}
+  f: {}
+threads:
+  T0:
+    workgroup: 0
+    code: |
+      store atomic i32 1, ptr addrspace(1) @x syncscope("workgroup") monotonic
+      fence syncscope("agent") release
+      store atomic i32 1, ptr addrspace(1) @f syncscope("agent") monotonic
+  T1:
+    workgroup: 1
+    code: |
+      %a = load atomic i32, ptr addrspace(1) @f syncscope("agent") monotonic
+      fence syncscope("agent") acquire
+      %b = load atomic i32, ptr addrspace(1) @x syncscope("agent") monotonic
+exists: "T1:%a == 1 && T1:%b == 0"
+expect: forbidden
+"""
+
+
+def _family_sizes(text: str) -> dict:
+    from collections import Counter
+    x = encode(elaborate(parse_text(text, "x.yaml"), get_model(None)))
+    return Counter(x.ctx.families)
+
+
+def test_direct_visibility_needs_no_availability_variables():
+    # docs §14 "Availability and visibility through W itself": every write of the stress
+    # shape is an atomic agent-scope store read by agent-scope loads, so each visibility
+    # definition is "role ∧ W writes ∧ W hb Y", one variable per (W, Y), and no availability
+    # operation needs a variable
+    sizes = _family_sizes(ops_per_thread(6))
+    assert sizes["availability"] == 0 and sizes["visibility"] > 0
+    # T0's store of x is at workgroup scope: its instance does not include T1, so T1's
+    # operations need the availability chain through the agent release fence (S000
+    # Availability Operation (2)); hand derivation: T1 reading f == 1 synchronizes the
+    # release fence with the acquire fence (LangRef fence), the release fence is an
+    # availability operation on the store (it follows it in program order), the acquire
+    # fence a visibility operation at agent scope (inclusive, clause (1)), before T1's load
+    # of x in program order: the store is location-ordered before the load (Location Order
+    # (3)) and shadows the initial write, so %b == 0 is forbidden
+    sizes = _family_sizes(MIXED)
+    assert sizes["availability"] > 0
+    r = run_test(parse_text(MIXED, "x.yaml"), get_model(None), timeout=120)
+    assert r.status == "pass"
+
+
+AVNONE = """name: direct-avnone
+metadata: |
+  !0 = !{!"amdgcn-av", !"none"}
+memory:
+  x: {}
+  f: {}
+threads:
+  T0:
+    workgroup: 0
+    code: |
+      store atomic i32 1, ptr addrspace(1) @x syncscope("SCOPE") monotonic
+      store atomic i32 1, ptr addrspace(1) @f syncscope("agent") release, !mmra !0
+  T1:
+    workgroup: 1
+    code: |
+      %a = load atomic i32, ptr addrspace(1) @f syncscope("agent") acquire
+      %b = load atomic i32, ptr addrspace(1) @x syncscope("agent") monotonic
+exists: "T1:%a == 1 && T1:%b == undef"
+expect: EXPECT
+"""
+
+
+@pytest.mark.parametrize("scope,expect", [("workgroup", "allowed"), ("agent", "forbidden")])
+def test_visibility_through_the_write_itself_needs_its_scope(scope, expect):
+    # Hand derivation (S000). The release is amdgcn-av:none: no MakeAvailable, so the only
+    # availability operation on T0's store of x is the store itself (store-available at its
+    # scope). T1 reading f == 1 synchronizes (sw is kept), so the store happens-before T1's
+    # acquire load. At workgroup scope the store's instance (workgroup 0) does not include
+    # T1: no visibility operation, the store is not location-ordered before T1's load of x,
+    # the load may see it and the initial write, they are not inclusive (value rule (b)
+    # fails) and the store is not lo-before the load: (c), undef — allowed. At agent scope
+    # the acquire load is a visibility operation (clause (1), inclusive): the store is
+    # lo-before the load, shadows the initial write, and is the one write it may see: 1,
+    # never undef — forbidden. (docs §14: the second uses `direct`, the first must not.)
+    text = AVNONE.replace("SCOPE", scope).replace("EXPECT", expect)
+    r = run_test(parse_text(text, "x.yaml"), get_model(None), timeout=120)
+    assert r.status == "pass", (r.status, r.states)

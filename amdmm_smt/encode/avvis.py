@@ -74,6 +74,7 @@ class AvVis:
         self._static: dict = {}    # static scope facts per pair, shared by every write
         self.may_avail: dict[int, set] = {}
         self.may_vis: dict[int, set] = {}
+        self._cands: dict[int, dict] = {}
 
     def restrict(self, writes: list) -> None:
         """The candidates worth a variable, per write W (each set is closed under what the
@@ -159,19 +160,17 @@ class AvVis:
             x.ctx.add(IFF(var, OR(base, chain)))
         return cands
 
-    def visibility_operations(self, w: Event) -> dict[int, tuple[int, list]]:
-        """S000 "Visibility Operation": Y (a load-visible to the same address or a MakeVisible)
-        is a visibility operation on W if (1) an availability operation X on W happens-before
-        Y with inclusive scopes: W visible in their common scope instance and below, towards Y;
-        or (2) a visibility operation X on W happens-before Y, X made W visible in S1 including
-        Y, X is in Y's scope instance S2: W visible in S1 ∩ S2 and below, towards Y."""
+    def vis_candidates(self, w: Event) -> dict[int, tuple[int, B]]:
+        """The operations that may be visibility operations on W: {Y: (Y's top level, its
+        role: true for a load-visible to W's address, else when it is a MakeVisible)}."""
+        if w.id in self._cands:
+            return self._cands[w.id]
         x, el = self.x, self.el
         sp = x.space(w)
-        avail = self.avail[w.id]
-        cands: dict[int, tuple[int, list, B]] = {}
-        may = self.may_vis.get(w.id)
+        cands: dict[int, tuple[int, B]] = {}
+        kept = self.may_vis.get(w.id)
         for y in x.ev:
-            if y.id == w.id or y.is_init or (may is not None and y.id not in may):
+            if y.id == w.id or y.is_init or (kept is not None and y.id not in kept):
                 continue
             # a load-visible to the same address (S000), or any read with an av scope under
             # the upstream options (LDS, volatile)
@@ -186,21 +185,75 @@ class AvVis:
             if mv is not False or not lv:
                 scopes.append(el.av_scope_in(y, sp))
             sy = max(scopes)        # docs: an operation with both roles acts at the wider one
-            role = True if lv else mv
-            levels = [x.ctx.fresh_bool(f"vis_{w.label}_{y.label}_{lv_}") for lv_ in range(sy + 1)]
-            cands[y.id] = (sy, levels, role)
-        # "visible at some level l1 >= lvl" of candidate X, as nested ORs shared by every
-        # level (no new variables): up[X][l] = levels[l] ∨ up[X][l + 1]
-        up: dict[int, list] = {}
-        for xid, (sx2, levs, _) in cands.items():
-            u: list = [False] * (sx2 + 2)
-            for l1 in range(sx2, -1, -1):
-                u[l1] = OR(levs[l1], u[l1 + 1])
-            up[xid] = u
-        for yid, (sy, levels, role) in cands.items():
+            cands[y.id] = (sy, True if lv else mv)
+        self._cands[w.id] = cands
+        return cands
+
+    def direct(self, w: Event, y: Event, sy: Optional[int] = None) -> bool:
+        """docs §14 "Availability and visibility through W itself": W is an availability
+        operation on itself (store-available, clause (1)) whenever it writes, and every other
+        availability operation on W happens-after W (clause (2) needs W before it in program
+        order within happens-before, clause (3) an availability operation happens-before it:
+        induction). So when W's own scope instance includes Y (and, for a visibility
+        candidate Y at top level sy, W's scope reaches sy with inclusive scopes), every term
+        that W's definitions give Y implies the term of W itself: "Y is a visibility
+        operation on W at every level" is "Y's role ∧ W writes ∧ W happens-before Y", and
+        location order (2) towards a write Y is "W writes ∧ W happens-before Y". Not when
+        explaining (a core names availability and visibility by their own variables)."""
+        if self.x.ctx.explaining or not may.ENABLED:
+            return False
+        sw_ = av_scope(self.x, w)
+        if sw_ is None:
+            return False
+        if sy is None:      # location order (2): Y a write in W's scope instance
+            return self.el.contains(w, sw_, y)
+        key = ("direct", w.id, y.id, sy)
+        ok = self._static.get(key)
+        if ok is None:
+            ok = self._static[key] = sw_ >= sy and self._inclusive_at(w, sw_, y, sy)
+        return ok
+
+    def needs_availability(self, w: Event) -> bool:
+        """Whether some definition reads W's availability operations other than through
+        `direct` (else they get no variables: nothing would read them)."""
+        x = self.x
+        if any(not self.direct(w, x.ev[yid], sy)
+               for yid, (sy, _) in self.vis_candidates(w).items()):
+            return True
+        return any(not self.direct(w, y) for y in x.ev
+                   if y.id != w.id and y.loc == w.loc and y.writes and not y.is_init)
+
+    def visibility_operations(self, w: Event) -> dict[int, tuple[int, list]]:
+        """S000 "Visibility Operation": Y (a load-visible to the same address or a MakeVisible)
+        is a visibility operation on W if (1) an availability operation X on W happens-before
+        Y with inclusive scopes: W visible in their common scope instance and below, towards Y;
+        or (2) a visibility operation X on W happens-before Y, X made W visible in S1 including
+        Y, X is in Y's scope instance S2: W visible in S1 ∩ S2 and below, towards Y."""
+        x, el = self.x, self.el
+        sp = x.space(w)
+        avail = self.avail[w.id]
+        cands = self.vis_candidates(w)
+        direct = {yid for yid, (sy, _) in cands.items() if self.direct(w, x.ev[yid], sy)}
+        # the terms of each candidate's definition whose static part is not false, per Y:
+        # (1) availability operations X: (X's availability expr ∧ inclusion, hb(X, Y), top
+        # level of their common scope); (2) visibility candidates X: (hb(X, Y), lowest level
+        # m at which X's instance includes Y, X's top level)
+        terms1: dict[int, list] = {}
+        terms2: dict[int, list] = {}
+        # the availability operations that may ground a visibility operation: inclusive with
+        # some candidate they may happen-before (clause (1)); every other one makes W visible
+        # to no candidate, directly or through a chain
+        grounds = {zid for zid, (_, sz) in avail.items() if any(
+            xid != zid and x.hb(x.ev[zid], x.ev[xid], sp) is not False
+            and self._inclusive(x.ev[zid], sz, x.ev[xid], sx2, w) is not False
+            for xid, (sx2, _) in cands.items())}
+        for yid, (sy, _) in cands.items():
+            terms1[yid], terms2[yid] = [], []
+            if yid in direct:
+                continue
             y = x.ev[yid]
-            # static parts per X, once per Y (not per level): hb(X, Y) and the scope facts
             avs = []
+            whole = may.ENABLED         # every availability term reaches Y's top level
             for xid, (av, sx) in avail.items():
                 if xid == yid:
                     continue
@@ -208,10 +261,19 @@ class AvVis:
                 if h is False:
                     continue
                 inc = self._inclusive(x.ev[xid], sx, y, sy, w)
+                whole = whole and (xid not in grounds or (inc is True and sx >= sy))
                 if inc is not False:    # a non-inclusive pair is False (explaining: a
                     avs.append((AND(av, inc), h, min(sx, sy)))    # variable fixed false)
             vs = []
-            for xid, (sx2, levs, _) in cands.items():
+            terms1[yid], terms2[yid] = avs, vs
+            if whole:
+                # docs §14 "Visibility through availability alone": every visibility
+                # operation X on W has an availability operation Z in `grounds` happens-
+                # before it (induction on happens-before over the two clauses); X happens-
+                # before Y makes Z happen-before Y, and Z's term in (1) already makes W
+                # visible at every level of Y, so (2) adds nothing for Y
+                continue
+            for xid, (sx2, _) in cands.items():
                 if xid == yid:
                     continue
                 h = x.hb(x.ev[xid], y, sp)
@@ -219,7 +281,24 @@ class AvVis:
                     continue
                 m = self._lowest_including(x.ev[xid], sx2, y, sy)
                 if m is not None and m <= sx2:
-                    vs.append((h, m, sx2, up[xid]))
+                    vs.append((xid, h, m, sx2))
+        levels = self._levels(w, cands, terms1, terms2)
+        # "visible at some level l1 >= lvl" of candidate X, as nested ORs shared by every
+        # level (no new variables): up[X][l] = levels[l] ∨ up[X][l + 1]
+        up: dict[int, list] = {}
+        for xid, (sx2, _) in cands.items():
+            levs = levels[xid]
+            u: list = [False] * (sx2 + 2)
+            for l1 in range(sx2, -1, -1):
+                u[l1] = u[l1 + 1] if l1 < sx2 and levs[l1] is levs[l1 + 1] \
+                    else OR(levs[l1], u[l1 + 1])
+            up[xid] = u
+        for yid, (sy, role) in cands.items():
+            avs, lvls = terms1[yid], levels[yid]
+            if yid in direct:
+                x.ctx.add(IFF(lvls[sy], AND(role, x.writes(w), x.hb(w, x.ev[yid], sp))))
+                continue
+            vs = [(h, m, sx2, up[xid]) for xid, h, m, sx2 in terms2[yid]]
             # (1) as a chain over levels: the terms whose common scope reaches lvl are those
             # reaching exactly lvl plus those reaching lvl + 1 (each AND built once)
             c1_at: list = [False] * (sy + 2)
@@ -236,11 +315,49 @@ class AvVis:
                 c2_below[lvl] = OR([a for a, (h, m, sx2, u) in zip(at_m, vs) if m == lvl + 1]
                                    + [c2_below[lvl + 1]])
             for lvl in range(sy + 1):
+                if lvl < sy and lvls[lvl] is lvls[lvl + 1]:
+                    continue          # the same definition as lvl + 1 (_levels)
                 c2 = OR([a if m == lvl else AND(u[lvl], h)
                          for a, (h, m, sx2, u) in zip(at_m, vs) if m <= lvl <= sx2]
                         + [c2_below[lvl]])
-                x.ctx.add(IFF(levels[lvl], AND(role, OR(c1_at[lvl], c2))))
-        return {yid: (sy, levels) for yid, (sy, levels, _) in cands.items()}
+                x.ctx.add(IFF(lvls[lvl], AND(role, OR(c1_at[lvl], c2))))
+        return {yid: (sy, levels[yid]) for yid, (sy, _) in cands.items()}
+
+    def _levels(self, w: Event, cands: dict, terms1: dict, terms2: dict) -> dict[int, list]:
+        """Per candidate Y, its variables for levels 0..sy, one per run of levels whose
+        definitions are the same (docs §14, "Visibility levels that cannot differ"). The
+        definition at lvl < sy differs from the one at lvl + 1 only through a term that is in
+        one and not the other, or a term that reads a visibility candidate X at lvl and
+        lvl + 1 where X's own levels differ there. So lvl is a *break* of Y when (1) an
+        availability term's common scope is lvl, or (2) a visibility term's X, with m <= lvl,
+        has its top level at lvl, or has a break at lvl below its top: the least solution of
+        these rules (a fixpoint, breaks only added). Every other level shares the variable of
+        the level above it: the definitions' unique solution gives the two the same value."""
+        breaks: dict[int, set] = {}
+        for yid, (sy, _) in cands.items():
+            b = {min(top, sy) for _, _, top in terms1[yid] if min(top, sy) < sy}
+            b |= {sx2 for _, _, m, sx2 in terms2[yid] if sx2 < sy}
+            breaks[yid] = b
+        changed = True
+        while changed:
+            changed = False
+            for yid, (sy, _) in cands.items():
+                b = breaks[yid]
+                for xid, _, m, sx2 in terms2[yid]:
+                    for lvl in breaks[xid]:
+                        if m <= lvl < min(sx2, sy) and lvl not in b:
+                            b.add(lvl)
+                            changed = True
+        out: dict[int, list] = {}
+        wl, ev = w.label, self.x.ev
+        for yid, (sy, _) in cands.items():
+            levs: list = [None] * (sy + 1)
+            for lvl in range(sy, -1, -1):   # may.ENABLED off: one variable per level
+                levs[lvl] = (self.x.ctx.fresh_bool(f"vis_{wl}_{ev[yid].label}_{lvl}")
+                             if lvl == sy or lvl in breaks[yid] or not may.ENABLED
+                             else levs[lvl + 1])
+            out[yid] = levs
+        return out
 
     def _lowest_including(self, ex: Event, sx2: int, y: Event, sy: int):
         """For X made visible at levels up to sx2 and Y at sy: None unless Y's instance at sy
@@ -289,7 +406,9 @@ class AvVis:
             if y.id == w.id or y.loc != w.loc or y.is_init:
                 continue
             parts: list = [x.po_hb(w, y, sp)]                                           # (1)
-            if y.writes:                                                                # (2)
+            if y.writes and self.direct(w, y):                                          # (2)
+                parts.append(AND(x.writes(y), x.hb(w, y, sp)))      # docs §14, `direct`
+            elif y.writes:
                 parts.append(AND(x.writes(y), OR(
                     AND(av, x.hb(x.ev[zid], y, sp), el.contains(x.ev[zid], sz, y))
                     for zid, (av, sz) in self.avail[w.id].items())))
@@ -325,7 +444,10 @@ def encode_location_order(x: Execution) -> AvVis:
         av.restrict(writes)
     with x.ctx.family(F.AVAIL):
         for w in writes:
-            av.avail[w.id] = av.availability_operations(w)
+            if av.needs_availability(w):
+                av.avail[w.id] = av.availability_operations(w)
+            else:   # docs §14: read only through W itself (AvVis.direct)
+                av.avail[w.id] = {w.id: (x.writes(w), av_scope(x, w))}
     with x.ctx.family(F.VIS):
         for w in writes:
             av.vis[w.id] = av.visibility_operations(w)

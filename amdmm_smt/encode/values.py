@@ -7,6 +7,7 @@ from __future__ import annotations
 import z3
 
 from . import families as F
+from ..elaborate import may
 from ..elaborate.events import Event
 from .execution import Execution
 from .logic import AND, AT_MOST_ONE, B, IFF, IMPLIES, NOT, OR
@@ -66,6 +67,8 @@ def may_see(x: Execution, r: Event, w: Event) -> B:
     before" in the second exception; the same relation for reads, see avvis.read_lo.)"""
     if w.id == r.id:
         return False
+    if may.ENABLED and not x.ctx.explaining and not x.may.may_rf(w, r):
+        return False          # docs §14: outside may_rf, may-see is false in every execution
     later = x.lo(r, w) if x.elab.model.options.read_lo else x.hb(r, w, x.space(r))
     if x.hbx_by_space:     # docs 10.7 R-bar-hb-exec: nor a write that executes after it
         later = OR(later, x.hbx(r, w, x.space(r)))
