@@ -14,18 +14,42 @@ from ..limits import tick
 B = Union[bool, z3.BoolRef]
 
 
-def _mk(kind, out: list) -> z3.BoolRef:
+def _raw(api):
+    """The ctypes function behind a z3core wrapper, without the wrapper's error check (one C
+    call less per term). Used only for And / Or / Not of Boolean terms built here, which
+    cannot fail: the arguments are BoolRefs of one context (checked by the callers)."""
+    return api.__defaults__[0].f
+
+
+_AND_F = _raw(z3.z3core.Z3_mk_and)
+_OR_F = _raw(z3.z3core.Z3_mk_or)
+_NOT_F = _raw(z3.z3core.Z3_mk_not)
+_INC_F = _raw(z3.z3core.Z3_inc_ref)
+_new = object.__new__
+_Arr = [z3.Ast * n for n in range(9)]
+
+
+def _wrap(ctx, ast) -> z3.BoolRef:
+    """z3.BoolRef(ast, ctx) without the Python wrapper's call chain (the reference it takes
+    is released by AstRef.__del__ as usual)."""
+    r = _new(_BoolRef)
+    r.ctx = ctx
+    r.ast = ast
+    _INC_F(ctx.ref(), ast)
+    return r
+
+
+def _mk(f, out: list) -> z3.BoolRef:
     """z3.And / z3.Or of Boolean terms, built by one call into Z3's C API: the Python wrappers
     coerce and sort-check every argument, which dominated the encoding time."""
     ctx = out[0].ctx
-    arr = (z3.Ast * len(out))()
-    for i, a in enumerate(out):
-        arr[i] = a.as_ast()
-    return z3.BoolRef(kind(ctx.ref(), len(out), arr), ctx)
+    n = len(out)
+    arr = (_Arr[n] if n < 9 else z3.Ast * n)(*[a.ast for a in out])
+    return _wrap(ctx, f(ctx.ref(), n, arr))
 
 
-_MK_AND = z3.z3core.Z3_mk_and
-_MK_OR = z3.z3core.Z3_mk_or
+_MK_AND = _AND_F
+_MK_OR = _OR_F
 _BoolRef = z3.BoolRef
 
 
@@ -84,7 +108,7 @@ def OR(*xs: B) -> B:
 def NOT(x: B) -> B:
     if isinstance(x, bool):
         return not x
-    return _BoolRef(z3.z3core.Z3_mk_not(x.ctx.ref(), x.as_ast()), x.ctx)
+    return _wrap(x.ctx, _NOT_F(x.ctx.ref(), x.ast))
 
 
 def AT_MOST_ONE(xs) -> list:

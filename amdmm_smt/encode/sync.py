@@ -181,9 +181,16 @@ def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
     for (a, b), v in list(hb.items()):
         if v is True:
             continue
-        rhs = OR(edge.get((a, b), False),
-                 OR(AND(hb.get((a, k), False), edge[(k, b)]) for k in pred[b]))
-        x.ctx.add(IFF(v, rhs))
+        # hb(a, b) = E(a, b) ∨ ⋁_k hb(a, k) ∧ E(k, b); the terms built here directly (the
+        # most numerous definitions of the encoding: a pair per may-hb pair and predecessor)
+        terms = [edge.get((a, b), False)]
+        for k in pred[b]:
+            h = hb.get((a, k), False)
+            if h is False:
+                continue
+            e = edge[(k, b)]
+            terms.append(e if h is True else h if e is True else AND(h, e))
+        x.ctx.add(IFF(v, OR(terms)))
     for a in evs:
         if (a.id, a.id) in hb:   # hb must be irreflexive
             x.ctx.add(NOT(hb[(a.id, a.id)]))
