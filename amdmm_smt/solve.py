@@ -219,6 +219,9 @@ def _gave_up(s: z3.Solver, timed_out: bool = False) -> str:
 
 # the listing inside one search (_enumerate); False: one check per outcome everywhere
 LIST_INSIDE = True
+# ... from this many outcomes on: the loop is as fast for a few (the probe and the
+# propagator cost about a millisecond per test, a few outcomes' worth)
+LIST_INSIDE_AFTER = 16
 
 
 def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
@@ -229,20 +232,24 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
     every check starts and stops (issue 20 item 2: a sixth of the listing time).
 
     Where the encoding is bit-level (_bit_level) and LIST_INSIDE is set (issue 20 item 2;
-    docs/semantics.md section 14, "The listing inside one search"), the states are collected by a Z3 user propagator during one check, which records the
-    projection of each complete assignment and answers it with a conflict on the projection
-    (the blocking clause, learnt instead of asserted), so the search goes on from where it
-    is instead of restarting and building a model per outcome. An assignment the propagator
-    cannot read (the projection not fixed at the final check) ends that check with a model,
-    which is read and blocked as by the plain loop. The plain loop (LIST_INSIDE = False) is
-    what tests/test_listing.py compares it with."""
+    docs/semantics.md section 14, "The listing inside one search"), the states after the
+    first LIST_INSIDE_AFTER are collected by a Z3 user propagator during one check, which
+    records the projection of each complete assignment and answers it with a conflict on
+    the projection (the blocking clause, learnt instead of asserted), so the search goes on
+    from where it is instead of restarting and building a model per outcome. An assignment
+    the propagator cannot read (the projection not fixed at the final check) ends that check
+    with a model, which is read and blocked as by the plain loop. The plain loop
+    (LIST_INSIDE = False) is what tests/test_listing.py compares it with."""
     lister = None
-    if LIST_INSIDE and proj.packed is not None and _bit_level(s):
-        lister = _Lister.attach(s, proj)
+    inside = LIST_INSIDE and proj.packed is not None
     seen = {tuple(v for _, v in st) for st in states}
     try:
         with _Watchdog(s) as dog:
             while True:
+                if inside and lister is None and len(seen) >= LIST_INSIDE_AFTER:
+                    inside = _bit_level(s)
+                    if inside:
+                        lister = _Lister.attach(s, proj)
                 if lister is not None:
                     lister.start(keys, states, seen, max_outcomes)
                 r = dog.check()
@@ -372,8 +379,8 @@ class _Lister:
                     return       # one more state: the check ends with its model
                 self.seen.add(vals)
                 self.states.append(tuple(zip(self.keys, vals)))
-            z3.z3core.Z3_solver_propagate_consequence(self.ctx, ctypes.c_void_p(cb), 1, self.ids, 0, None,
-                                                      None, self._false)
+            z3.z3core.Z3_solver_propagate_consequence(self.ctx, ctypes.c_void_p(cb), 1,
+                                                      self.ids, 0, None, None, self._false)
         except BaseException as e:     # noqa: BLE001
             self.error = self.error or e
 

@@ -23,12 +23,14 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 from families import iriw, mp_chain, ops_per_thread, sb_ring  # noqa: E402
 
 MODELS = [m.name for m in list_models()]
+AFTER = solve.LIST_INSIDE_AFTER      # the default
 
 
-def _run(t, inside: bool, monkeypatch, **kw):
-    """The result and the number of solver checks, with the listing inside one search or
-    the plain loop."""
+def _run(t, inside: bool, monkeypatch, after: int = 0, **kw):
+    """The result and the number of solver checks, with the listing inside one search (from
+    `after` outcomes on) or the plain loop."""
     monkeypatch.setattr(solve, "LIST_INSIDE", inside)
+    monkeypatch.setattr(solve, "LIST_INSIDE_AFTER", after)
     checks = []
     real = z3.Solver.check
 
@@ -47,16 +49,21 @@ def _same(a, b) -> None:
     assert (a.status, a.complete, a.states) == (b.status, b.complete, b.states)
 
 
-@pytest.mark.parametrize("text", [sb_ring(6), iriw(3), mp_chain(4)],
-                         ids=["sb-ring-6", "iriw-3", "mp-chain-4"])
+@pytest.mark.parametrize("text", [sb_ring(6), iriw(3), mp_chain(6)],
+                         ids=["sb-ring-6", "iriw-3", "mp-chain-6"])
 def test_one_search_lists_the_loops_states_in_one_check(text, monkeypatch):
     t = parse_text(text, "f.yaml")
-    inside, n_inside = _run(t, True, monkeypatch)
     plain, n_plain = _run(t, False, monkeypatch)
-    _same(inside, plain)
-    assert len(plain.states) > 4
+    assert len(plain.states) > 20
     # the loop: one check per outcome and one to end; inside: the whole listing is one
+    inside, n_inside = _run(t, True, monkeypatch)
+    _same(inside, plain)
     assert n_plain - n_inside == len(plain.states)
+    # by default the first outcomes come from the loop (as fast for a few), then one search
+    assert 0 < AFTER < 20
+    inside, n_inside = _run(t, True, monkeypatch, after=AFTER)
+    _same(inside, plain)
+    assert n_plain - n_inside == len(plain.states) - AFTER
 
 
 def test_only_bit_level_encodings_are_listed_inside():
@@ -83,14 +90,14 @@ def test_integer_ranks_keep_the_loop(monkeypatch):
 def test_one_search_on_generated_tests(g, model_name):
     t = parse_text(render(g), "gen.yaml")
     m = get_model(model_name)
-    old = solve.LIST_INSIDE
+    old = solve.LIST_INSIDE, solve.LIST_INSIDE_AFTER
     try:
         solve.LIST_INSIDE = False
         plain = solve.run_test(t, m, timeout=120)
-        solve.LIST_INSIDE = True
+        solve.LIST_INSIDE, solve.LIST_INSIDE_AFTER = True, 0     # inside from the first
         inside = solve.run_test(t, m, timeout=120)
     finally:
-        solve.LIST_INSIDE = old
+        solve.LIST_INSIDE, solve.LIST_INSIDE_AFTER = old
     _same(inside, plain)
 
 
