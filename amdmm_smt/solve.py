@@ -4,6 +4,7 @@ projected state until UNSAT), and decide each expectation with its own solver qu
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from dataclasses import replace
@@ -148,7 +149,10 @@ class _Projector:
         ctx = m.ctx.ref()
         out = (z3.Ast * 1)()
         z3.z3core.Z3_model_eval(ctx, m.model, self.packed.as_ast(), True, out)
-        n = int(z3.z3core.Z3_get_numeral_string(ctx, out[0]))
+        return self.decode(int(z3.z3core.Z3_get_numeral_string(ctx, out[0])))
+
+    def decode(self, n: int) -> tuple:
+        """The projected state a value of the packed projection stands for."""
         vals = []
         for _ in self.zterms:
             val, undef = n & 0xFFFFFFFF, (n >> 32) & 1
@@ -213,27 +217,172 @@ def _gave_up(s: z3.Solver, timed_out: bool = False) -> str:
     return f"the solver gave up ({why}) within --timeout {limits.timeout():g} s"
 
 
+# the listing inside one search (_enumerate); False: one check per outcome everywhere
+LIST_INSIDE = True
+# ... from this many outcomes on: the loop is as fast for a few (the probe and the
+# propagator cost about a millisecond per test, a few outcomes' worth)
+LIST_INSIDE_AFTER = 16
+
+
 def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
                states: list) -> tuple[bool, str]:
     """Add every state the solver still allows to `states`, blocking each: (True, "") when
     the enumeration completed, else (False, what stopped it). The time limit is one watchdog
     for the whole listing, which interrupts the solver at the deadline, not a timer that
-    every check starts and stops (issue 20 item 2: a sixth of the listing time)."""
-    with _Watchdog(s) as dog:
-        while True:
-            r = dog.check()
-            if r == z3.unsat:
-                return True, ""
-            if r == z3.unknown:
-                return False, _gave_up(s, dog.fired)
-            if len(states) >= max_outcomes:
-                return False, f"stopped at {max_outcomes} outcomes"
-            vals = proj.read(s.model())
-            states.append(tuple(zip(keys, vals)))
-            blk = proj.differs(vals)
-            if blk is False:      # nothing to project: one state only
-                return True, ""
-            s.add(blk)
+    every check starts and stops (issue 20 item 2: a sixth of the listing time).
+
+    Where the encoding is bit-level (_bit_level) and LIST_INSIDE is set (issue 20 item 2;
+    docs/semantics.md section 14, "The listing inside one search"), the states after the
+    first LIST_INSIDE_AFTER are collected by a Z3 user propagator during one check, which
+    records the projection of each complete assignment and answers it with a conflict on
+    the projection (the blocking clause, learnt instead of asserted), so the search goes on
+    from where it is instead of restarting and building a model per outcome. An assignment
+    the propagator cannot read (the projection not fixed at the final check) ends that check
+    with a model, which is read and blocked as by the plain loop. The plain loop
+    (LIST_INSIDE = False) is what tests/test_listing.py compares it with."""
+    lister = None
+    inside = LIST_INSIDE and proj.packed is not None
+    seen = {tuple(v for _, v in st) for st in states}
+    try:
+        with _Watchdog(s) as dog:
+            while True:
+                if inside and lister is None and len(seen) >= LIST_INSIDE_AFTER:
+                    inside = _bit_level(s)
+                    if inside:
+                        lister = _Lister.attach(s, proj)
+                if lister is not None:
+                    lister.start(keys, states, seen, max_outcomes)
+                r = dog.check()
+                if lister is not None:
+                    lister.stop()
+                if r == z3.unsat:
+                    return True, ""
+                if r == z3.unknown:
+                    return False, _gave_up(s, dog.fired)
+                vals = proj.read(s.model())
+                if vals not in seen:
+                    if len(states) >= max_outcomes:
+                        return False, f"stopped at {max_outcomes} outcomes"
+                    seen.add(vals)
+                    states.append(tuple(zip(keys, vals)))
+                blk = proj.differs(vals)
+                if blk is False:      # nothing to project: one state only
+                    return True, ""
+                s.add(blk)
+    finally:
+        if lister is not None:
+            lister.stop()
+
+
+def _bit_level(s: z3.Solver) -> bool:
+    """Are the solver's assertions Booleans and bit-vectors only (Z3's `is-qfbv` probe), with
+    bit-vector operations bit-blasted when internalized (`smt.bv.delay` off, Z3's default)?
+    Then no other theory can refuse an assignment at its final check (docs/semantics.md
+    section 14, "The listing inside one search"): the user propagator's final check sees
+    assignments that are models."""
+    if z3.get_param("smt.bv.delay") not in ("false", "0"):
+        return False
+    g = z3.Goal(ctx=s.ctx)
+    ctx, core = s.ctx.ref(), z3.z3core
+    for a in s.assertions():
+        core.Z3_goal_assert(ctx, g.goal, a.as_ast())
+    return z3.Probe("is-qfbv", s.ctx)(g) == 1.0
+
+
+def _ast(ptr: int) -> z3.Ast:
+    """A Z3 term pointer handed to a callback, typed for the C API."""
+    a = z3.Ast(ptr)
+    ctypes.c_void_p.__init__(a, ptr)
+    return a
+
+
+class _Lister:
+    """The listing inside one search (see _enumerate): a user propagator on the packed
+    projection, through Z3's C API (a callback per fixed projection and per final check, no
+    Python wrapper objects). One per solver, attached to it for the solver's life (Z3 calls
+    back into it); outside a listing it only tracks the projection's value and lets every
+    final check through."""
+
+    @classmethod
+    def attach(cls, s: z3.Solver, proj: _Projector) -> "_Lister":
+        lister = getattr(s, "_amdmm_lister", None)
+        if lister is None:
+            lister = s._amdmm_lister = cls(s)
+        lister.watch(proj)     # Z3 takes one propagator per solver: it watches each listing's
+        return lister          # own variable (its definition may be in a scope popped since)
+
+    def __init__(self, s: z3.Solver):
+        core = z3.z3core
+        self.ctx, self.solver, self.zctx = s.ctx.ref(), s.solver, s.ctx
+        self.proj = None
+        self.val = None          # the projection's value on the current trail, or None
+        self.saved: list = []    # the value at each open scope
+        self.keys = self.states = self.seen = None
+        self.max_outcomes = 0
+        self.error = None
+        self._false = z3.BoolVal(False, s.ctx).as_ast()
+        # the callbacks live as long as the solver (this object is attached to it)
+        self._cbs = (core.Z3_push_eh(self._push), core.Z3_pop_eh(self._pop),
+                     core.Z3_fresh_eh(self._fresh), core.Z3_fixed_eh(self._fixed),
+                     core.Z3_final_eh(self._final))
+        core.Z3_solver_propagate_init(self.ctx, s.solver, None, *self._cbs[:3])
+        core.Z3_solver_propagate_fixed(self.ctx, s.solver, self._cbs[3])
+        core.Z3_solver_propagate_final(self.ctx, s.solver, self._cbs[4])
+
+    def watch(self, proj: _Projector) -> None:
+        """Watch a fresh variable equal to the packed projection."""
+        self.proj, self.val = proj, None
+        self.saved = [None] * len(self.saved)     # not fixed in any scope open now
+        self.var = z3.FreshConst(z3.BitVecSort(proj.packed.size(), self.zctx), "proj")
+        z3.z3core.Z3_solver_assert(self.ctx, self.solver, (self.var == proj.packed).as_ast())
+        z3.z3core.Z3_solver_propagate_register(self.ctx, self.solver, self.var.as_ast())
+        self.ids = (z3.Ast * 1)(self.var.as_ast())
+        self.var_ptr = self.var.as_ast().value
+
+    def start(self, keys: list, states: list, seen: set, max_outcomes: int) -> None:
+        self.keys, self.states, self.seen = keys, states, seen
+        self.max_outcomes = max_outcomes
+
+    def stop(self) -> None:
+        self.keys = self.states = self.seen = None
+        if self.error is not None:
+            e, self.error = self.error, None
+            raise e
+
+    # ---- callbacks (an exception must not cross into Z3: it is kept and raised after) ----
+    def _push(self, _ctx, _cb):
+        self.saved.append(self.val)
+
+    def _pop(self, _ctx, _cb, n):
+        self.val = self.saved[-n]
+        del self.saved[-n:]
+
+    def _fresh(self, _ctx, _new_ctx):
+        self.error = self.error or RuntimeError("the listing's propagator was copied")
+        return None
+
+    def _fixed(self, _ctx, _cb, term, value):
+        if term != self.var_ptr:
+            return               # an earlier listing's variable
+        try:
+            self.val = int(z3.z3core.Z3_get_numeral_string(self.ctx, _ast(value)))
+        except BaseException as e:     # noqa: BLE001 - raised again after the check
+            self.error = self.error or e
+
+    def _final(self, _ctx, cb):
+        try:
+            if self.states is None or self.val is None or self.error is not None:
+                return           # not listing, or the projection is not fixed: a model
+            vals = self.proj.decode(self.val)
+            if vals not in self.seen:
+                if len(self.states) >= self.max_outcomes:
+                    return       # one more state: the check ends with its model
+                self.seen.add(vals)
+                self.states.append(tuple(zip(self.keys, vals)))
+            z3.z3core.Z3_solver_propagate_consequence(self.ctx, ctypes.c_void_p(cb), 1,
+                                                      self.ids, 0, None, None, self._false)
+        except BaseException as e:     # noqa: BLE001
+            self.error = self.error or e
 
 
 class _Watchdog:

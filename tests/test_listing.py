@@ -1,0 +1,146 @@
+"""Issue 20 item 2: the listing inside one search (amdmm_smt/solve.py `_enumerate`, `_Lister`;
+docs/semantics.md section 14) lists exactly the states of the plain loop (one check and one
+blocking clause per outcome), in one check where the encoding is bit-level; the fallback to
+a model, the outcome cap, the deadline and an error inside a callback behave as in the loop."""
+
+import os
+import sys
+import time
+
+import pytest
+import z3
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from amdmm_smt import solve
+from amdmm_smt.frontend.litmus import parse_text
+from amdmm_smt.model import get_model, list_models
+
+from .gen import litmus, render
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from families import iriw, mp_chain, ops_per_thread, sb_ring  # noqa: E402
+
+MODELS = [m.name for m in list_models()]
+AFTER = solve.LIST_INSIDE_AFTER      # the default
+
+
+def _run(t, inside: bool, monkeypatch, after: int = 0, **kw):
+    """The result and the number of solver checks, with the listing inside one search (from
+    `after` outcomes on) or the plain loop."""
+    monkeypatch.setattr(solve, "LIST_INSIDE", inside)
+    monkeypatch.setattr(solve, "LIST_INSIDE_AFTER", after)
+    checks = []
+    real = z3.Solver.check
+
+    def check(self, *a):
+        checks.append(1)
+        return real(self, *a)
+    monkeypatch.setattr(z3.Solver, "check", check)
+    try:
+        r = solve.run_test(t, get_model(t.model), timeout=kw.pop("timeout", 120), **kw)
+    finally:
+        monkeypatch.setattr(z3.Solver, "check", real)
+    return r, len(checks)
+
+
+def _same(a, b) -> None:
+    assert (a.status, a.complete, a.states) == (b.status, b.complete, b.states)
+
+
+@pytest.mark.parametrize("text", [sb_ring(6), iriw(3), mp_chain(6)],
+                         ids=["sb-ring-6", "iriw-3", "mp-chain-6"])
+def test_one_search_lists_the_loops_states_in_one_check(text, monkeypatch):
+    t = parse_text(text, "f.yaml")
+    plain, n_plain = _run(t, False, monkeypatch)
+    assert len(plain.states) > 20
+    # the loop: one check per outcome and one to end; inside: the whole listing is one
+    inside, n_inside = _run(t, True, monkeypatch)
+    _same(inside, plain)
+    assert n_plain - n_inside == len(plain.states)
+    # by default the first outcomes come from the loop (as fast for a few), then one search
+    assert 0 < AFTER < 20
+    inside, n_inside = _run(t, True, monkeypatch, after=AFTER)
+    _same(inside, plain)
+    assert n_plain - n_inside == len(plain.states) - AFTER
+
+
+def test_only_bit_level_encodings_are_listed_inside():
+    s = z3.SimpleSolver()
+    b, v = z3.Bool("b"), z3.BitVec("v", 8)
+    s.add(z3.Or(b, v * v == 4))
+    assert solve._bit_level(s)
+    s.add(z3.Int("i") > 0)       # an integer: the arithmetic's final check could refuse
+    assert not solve._bit_level(s)
+
+
+def test_integer_ranks_keep_the_loop(monkeypatch):
+    # several writes per location: coherence ranks are integers, the listing is the loop
+    t = parse_text(ops_per_thread(2), "ops.yaml")
+    inside, n_inside = _run(t, True, monkeypatch)
+    plain, n_plain = _run(t, False, monkeypatch)
+    _same(inside, plain)
+    assert n_inside == n_plain
+
+
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(litmus(tags=True, lds=True), st.sampled_from(MODELS))
+def test_one_search_on_generated_tests(g, model_name):
+    t = parse_text(render(g), "gen.yaml")
+    m = get_model(model_name)
+    old = solve.LIST_INSIDE, solve.LIST_INSIDE_AFTER
+    try:
+        solve.LIST_INSIDE = False
+        plain = solve.run_test(t, m, timeout=120)
+        solve.LIST_INSIDE, solve.LIST_INSIDE_AFTER = True, 0     # inside from the first
+        inside = solve.run_test(t, m, timeout=120)
+    finally:
+        solve.LIST_INSIDE, solve.LIST_INSIDE_AFTER = old
+    _same(inside, plain)
+
+
+def test_a_projection_the_propagator_cannot_read_falls_back_to_a_model(monkeypatch):
+    # the final check never sees the projection fixed: every state comes from a model
+    monkeypatch.setattr(solve._Lister, "_fixed", lambda self, *a: None)
+    t = parse_text(sb_ring(4), "sb4.yaml")
+    inside, n_inside = _run(t, True, monkeypatch)
+    plain, n_plain = _run(t, False, monkeypatch)
+    _same(inside, plain)
+    assert n_inside == n_plain and len(plain.states) == 16
+
+
+def test_the_outcome_cap_stops_both_alike(monkeypatch):
+    t = parse_text(sb_ring(5), "sb5.yaml")
+    full, _ = _run(t, False, monkeypatch)
+    for inside in (True, False):
+        r, _ = _run(t, inside, monkeypatch, max_outcomes=7)
+        assert not r.complete and r.why == "stopped at 7 outcomes"
+        assert len(r.states) == 7 and set(r.states) <= set(full.states)
+    r, _ = _run(t, True, monkeypatch, max_outcomes=32)     # exactly as many: complete
+    _same(r, full)
+
+
+def test_an_error_in_a_callback_is_raised_after_the_check(monkeypatch):
+    def broken(self, n):
+        raise ValueError("decode failed")
+    monkeypatch.setattr(solve._Projector, "decode", broken)
+    with pytest.raises(ValueError, match="decode failed"):
+        _run(parse_text(sb_ring(3), "sb3.yaml"), True, monkeypatch)
+
+
+def test_the_watchdog_stops_the_search_at_the_deadline(monkeypatch):
+    real = solve._Projector.decode
+    decoded = []
+
+    def slow(self, n):
+        decoded.append(1)
+        time.sleep(0.005)          # a slow listing: the deadline comes inside the one check
+        return real(self, n)
+    monkeypatch.setattr(solve._Projector, "decode", slow)
+    t0 = time.monotonic()
+    r, n = _run(parse_text(sb_ring(10), "sb10.yaml"), True, monkeypatch, timeout=1.5)
+    assert r.status == "unknown" and "timeout after 1.5 s" in r.limit, r.limit
+    assert 0 < len(decoded) < 1024          # stopped inside the listing, not run to the end
+    assert time.monotonic() - t0 < 30
