@@ -51,6 +51,7 @@ class Execution:
         self.bar_xb: dict = {}                # R-bar-hb-exec: (X, Y) -> when X executes before Y
         self.hbx_by_space: dict = {}          # (hb ∪ xb)+ per space, when there is an xb
         self._fr: dict[tuple[int, int], B] = {}
+        self._lo_before: dict[int, list] = {}   # encode/values.py _lo_before
         self._comp: dict = {}
         self.cf_ub: list = []                 # docs §15.5: (branch on undef?, thread, line)
         self._co: dict[tuple[int, int], B] = {}

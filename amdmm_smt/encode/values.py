@@ -72,9 +72,25 @@ def may_see(x: Execution, r: Event, w: Event) -> B:
     later = x.lo(r, w) if x.elab.model.options.read_lo else x.hb(r, w, x.space(r))
     if x.hbx_by_space:     # docs 10.7 R-bar-hb-exec: nor a write that executes after it
         later = OR(later, x.hbx(r, w, x.space(r)))
-    shadow = OR(AND(x.writes(w2), x.lo(w, w2), x.lo(w2, r))
-                for w2 in x.elab.writes_to(r.loc) if w2.id not in (w.id, r.id))
+    before = _lo_before(x, r)
+    lo = x.lo_rel
+    shadow = OR([AND(lo.get((w.id, w2), False), lb) for w2, lb in before if w2 != w.id])
     return AND(x.writes(w), NOT(later), NOT(shadow))
+
+
+def _lo_before(x: Execution, r: Event) -> list:
+    """(W2, "W2 writes and is location-ordered before r") for the writes W2 to r's location
+    for which that may hold, built once per read (may_see asks it for every write)."""
+    c = x._lo_before.get(r.id)
+    if c is None:
+        c = []
+        for w2 in x.elab.writes_to(r.loc):
+            if w2.id != r.id:
+                lb = AND(x.writes(w2), x.lo(w2, r))
+                if lb is not False:
+                    c.append((w2.id, lb))
+        x._lo_before[r.id] = c
+    return c
 
 
 def read_values(x: Execution) -> None:
