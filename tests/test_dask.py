@@ -67,3 +67,88 @@ def test_a_worker_uses_the_model_the_parent_sent_not_its_disk(tmp_path):
         assert i == 7 and err is None and r is not None and r.model == get_model(str(path)).name
     finally:
         _SENT.clear()
+
+
+def test_dask_local_prints_what_jobs_2_prints_failures_and_errors_too(tmp_path):
+    """Issue 20 item 4: `--dask local:2` (workers forked from the fork server) gives the bytes
+    and the exit code of `--jobs 2`, in text and JSON, on tests of every corpus folder, a test
+    that fails its expectation and a file that does not parse."""
+    files = []
+    for d in sorted(os.listdir(os.path.join(ROOT, "litmus"))):
+        folder = os.path.join(ROOT, "litmus", d)
+        if os.path.isdir(folder):
+            files += sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                            if f.endswith((".yaml", ".litmus")))[:2]
+    src = open(os.path.join(CLASSIC, "MP+rel-acq.agent.diff-wg.yaml")).read()
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(src.replace("name: MP+rel-acq.agent.diff-wg", "name: wrong")
+                     .replace("expect: forbidden", "expect: allowed"))
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [\n")
+    files += [str(wrong), str(broken)]
+    for fmt in ([], ["--json"]):
+        local = run("verify", "--no-timing", *fmt, "--jobs", "2", *files)
+        dask = run("verify", "--no-timing", *fmt, "--dask", "local:2", *files)
+        assert local[0] not in (0, None) and "wrong" in local[1] and "broken" in local[1]
+        assert dask == local
+
+
+_INSPECT = r"""
+import contextlib, json, os, signal, sys
+import dask
+from amdmm_smt.run import cluster as c
+
+def seen():
+    import dask, os, signal, sys
+    return {"parent": os.getppid(),
+            "imported": sorted(m for m in ("distributed", "z3", "amdmm_smt.solve",
+                                           "amdmm_smt.run.collect", "amdmm_smt.run.cluster")
+                               if m in sys.modules),
+            "sigint_ignored": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+            "profile": dask.config.get("distributed.worker.profile.enabled")}
+
+def status(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        return [l.split()[1] for l in f if l.startswith(key + ":")][0]
+
+with contextlib.ExitStack() as stack:
+    client, cluster = c._client("local:2", stack)
+    method = dask.config.get("distributed.worker.multiprocessing-method")
+    workers = list(client.run(seen).values())
+    server = workers[0]["parent"]
+    with open(f"/proc/{server}/cmdline", "rb") as f:
+        cmdline = f.read().decode(errors="replace")
+    out = {"method": method, "workers": workers, "server_cmdline": cmdline,
+           "server_parent": int(status(server, "PPid")), "me": os.getpid(),
+           "server_threads": int(status(server, "Threads"))}
+    client.close()
+    cluster.close()
+out["method_after"] = dask.config.get("distributed.worker.multiprocessing-method")
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_local_workers_are_forked_from_a_single_threaded_server_that_imported_them():
+    """Issue 20 item 4: `--dask local` starts its workers from multiprocessing's fork server
+    (not a fresh interpreter each, dask's `spawn`), which has imported dask.distributed and
+    what a worker runs tests with; that server has one thread (forking it is safe: no lock
+    can be held by another thread); the workers ignore ^C as before (the parent alone stops
+    a run), have no profiler (no dashboard to show it), and the configuration is the run's
+    alone (set back after)."""
+    import json
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _INSPECT], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["method"] == "forkserver" and got["method_after"] == "spawn"
+    assert "multiprocessing.forkserver" in got["server_cmdline"]
+    assert got["server_parent"] == got["me"] and got["server_threads"] == 1
+    assert len(got["workers"]) == 2
+    for w in got["workers"]:
+        assert w["parent"] == got["workers"][0]["parent"]
+        assert w["imported"] == sorted(["amdmm_smt.run.collect", "amdmm_smt.run.cluster",
+                                        "amdmm_smt.solve", "distributed", "z3"])
+        assert w["sigint_ignored"] and w["profile"] is False

@@ -5,11 +5,14 @@ file system), in chunks of a few tests, and the models named by `--model` (or `d
 parsed once here and sent once to every worker (a model file need not exist on the workers); on the worker a chunk runs through the same
 `pool.run_tasks` as a local run (each test in a forked process killed past --timeout or
 --memory), so results, limits and output are the same as a local run. `--dask local` starts a
-`LocalCluster` of one single-threaded worker process per core (`local:N`: N workers).
+`LocalCluster` of one single-threaded worker process per core (`local:N`: N workers), each
+forked from multiprocessing's fork server once it has imported what a worker needs
+(`_fork_server`: why that fork is safe, and what it saves).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import replace
 from typing import Callable, Optional
@@ -17,7 +20,12 @@ from typing import Callable, Optional
 from ..errors import LitmusError
 from .pool import Outcome, Task, run_tasks
 
-CHUNKS_PER_WORKER = 4      # enough chunks to balance uneven tests, few enough to batch cheaply
+# Enough chunks to balance uneven tests, few enough to batch cheaply: each chunk is a Dask task
+# and a fresh forked test process on its worker. Measured on the corpus (295 tests, 2 workers):
+# chunks that shrink as the run goes on (guided self-scheduling, 32 chunks) cost 1.9 s more CPU
+# than 8 equal chunks (the workers' own CPU doubled; the test processes' rose by a third) and
+# the balance they bought was worth less: equal chunks left the workers within 0.1-0.3 s.
+CHUNKS_PER_WORKER = 4
 
 
 def _run_chunk(chunk: list[Task], models: Optional[dict] = None) -> list[tuple[int, Outcome]]:
@@ -121,30 +129,102 @@ class _Closed(OSError, EOFError):
     pass
 
 
-def _client(address: str):
-    distributed = _import_dask()
-    if address == "local" or address.startswith("local:"):
-        n = os.cpu_count() or 1
-        if address != "local":
-            try:
-                n = int(address[6:])
-                assert n >= 1
-            except (ValueError, AssertionError):
-                raise LitmusError(f"--dask {address}: expected local or local:N with N >= 1",
-                                  "--dask") from None
-        import signal
-        import threading
-        # the worker processes start with ^C ignored (inherited across their exec): ^C at a
-        # terminal reaches the whole process group, and the parent alone stops the run (a
-        # worker would print its own KeyboardInterrupt tracebacks, issue 22 item 3)
-        main = threading.current_thread() is threading.main_thread()
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+LOCAL_CONFIG = {"distributed.worker.multiprocessing-method": "forkserver",
+                "distributed.worker.profile.enabled": False}
+
+
+def _fork_server(engine: str) -> bool:
+    """Start multiprocessing's fork server for `--dask local`'s workers, with the modules
+    they need imported once (dask.distributed, this module, the pool's test modules and Z3);
+    False where there is none. Each Dask worker is then forked from it, ready to run, instead
+    of a fresh interpreter importing all of that again (`spawn`, dask's default: about 0.9 s
+    of CPU per worker for dask.distributed and 0.4 s for amdmm_smt and Z3, paid while the
+    command imports dask.distributed itself; issue 20 item 4).
+
+    Why forking is safe here, and `fork` (from the command) would not be: the fork server is
+    a fresh interpreter (exec'd, not forked) that only imports modules and then forks on
+    request; no thread runs in it (importing these modules starts none:
+    tests/test_dask.py checks its thread count), so no lock can be held by a thread that
+    does not exist in the child. The command itself runs the scheduler's event loop in a
+    thread by then and is never forked. A Dask worker forked from the server forks each test
+    process itself (run/pool.py), as a spawned worker did before.
+
+    Started early, before this process imports dask.distributed, so that its imports and
+    the server's run side by side; started with ^C ignored, which the workers it forks
+    inherit (as a spawned worker inherited it across its exec: the parent alone stops the
+    run, issue 22 item 3)."""
+    import multiprocessing
+    from multiprocessing import forkserver
+    from .pool import worker_modules
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return False     # pragma: no cover - not on Linux or macOS
+    multiprocessing.get_context("forkserver").set_forkserver_preload(
+        ["distributed", __name__, *worker_modules(engine)])
+    forkserver.ensure_running()
+    return True
+
+
+@contextlib.contextmanager
+def _no_sigint():
+    """^C ignored while processes that inherit it start (the parent alone stops a run)."""
+    import signal
+    import threading
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
+
+
+def _local_workers(address: str) -> Optional[int]:
+    """N of `local` / `local:N` (local: one per core); None for a scheduler's address."""
+    if address != "local" and not address.startswith("local:"):
+        return None
+    if address == "local":
+        return os.cpu_count() or 1
+    try:
+        n = int(address[6:])
+        assert n >= 1
+    except (ValueError, AssertionError):
+        raise LitmusError(f"--dask {address}: expected local or local:N with N >= 1",
+                          "--dask") from None
+    return n
+
+
+def _client(address: str, stack, engine: str = "smt"):
+    """(client, cluster or None); what must stay set while the cluster runs goes on `stack`
+    (a contextlib.ExitStack closed after the cluster)."""
+    n = _local_workers(address)
+    forked = False
+    if n is not None:
+        import importlib.util
         try:
+            found = importlib.util.find_spec("distributed") is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:        # else _import_dask says what is missing, in one line
+            with _no_sigint():
+                forked = _fork_server(engine)
+    distributed = _import_dask()
+    if n is not None:
+        import dask
+        # For the whole run (a worker that dies is restarted by its nanny the same way; the
+        # nannies hand this configuration to their workers). The workers' statistical
+        # profiler samples the running task's stack every 10 ms for the dashboard, which this
+        # cluster does not have: it would only cost CPU (about 1.5 % of a core per worker).
+        config = dict(LOCAL_CONFIG)
+        if not forked:
+            del config["distributed.worker.multiprocessing-method"]
+        stack.enter_context(dask.config.set(config))
+        # the worker processes start with ^C ignored (inherited from the fork server, or
+        # across their exec when spawned): ^C at a terminal reaches the whole process group,
+        # and the parent alone stops the run (a worker would print its own
+        # KeyboardInterrupt tracebacks, issue 22 item 3)
+        with _no_sigint():
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
                                                processes=True, dashboard_address=None)
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, old)
         return distributed.Client(cluster), cluster
     _probe(address)
     try:
@@ -164,7 +244,15 @@ def _models(tasks: list[Task]) -> dict:
 
 def run_tasks_dask(tasks: list[Task], address: str,
                    done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
-    client, cluster = _client(address)     # first: one line if dask is missing or unreachable
+    engine = "reference" if any(t.engine == "reference" for t in tasks) else "smt"
+    with contextlib.ExitStack() as stack:
+        # first: one line if dask is missing or unreachable
+        client, cluster = _client(address, stack, engine)
+        return _run_on(client, cluster, tasks, done)
+
+
+def _run_on(client, cluster, tasks: list[Task],
+            done: Optional[Callable[[Task, Outcome], None]]) -> list[Outcome]:
     from dask.distributed import as_completed
     for t in tasks:
         if t.file is not None and t.data is None:

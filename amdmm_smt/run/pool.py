@@ -239,16 +239,21 @@ def _child(conn) -> None:
             return   # Z3 after running out of memory is not to be trusted: start afresh
 
 
+def worker_modules(engine: str = "smt") -> list[str]:
+    """The modules a worker runs a test with: only the engine the run uses (start-up: a Z3
+    run does not load the reference engine). Also what `--dask local`'s fork server imports
+    once for all its Dask workers (run/cluster.py)."""
+    pkg = __name__.rsplit(".", 2)[0]
+    return [f"{pkg}.outcomes", f"{pkg}.run.collect",
+            f"{pkg}.reference" if engine == "reference" else f"{pkg}.solve"]
+
+
 def _preload(engine: str = "smt") -> None:
     """Import what a worker runs before forking it: shared with the parent, not counted
-    against the first test's --memory, not paid for again by every fresh worker. Only the
-    engine the run uses (start-up: a Z3 run does not load the reference engine)."""
-    from .. import outcomes  # noqa: F401
-    from . import collect  # noqa: F401
-    if engine == "reference":
-        from .. import reference  # noqa: F401
-    else:
-        from .. import solve  # noqa: F401
+    against the first test's --memory, not paid for again by every fresh worker."""
+    import importlib
+    for name in worker_modules(engine):
+        importlib.import_module(name)
     if not _LIBC:
         try:
             import ctypes
