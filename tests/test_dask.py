@@ -152,3 +152,62 @@ def test_local_workers_are_forked_from_a_single_threaded_server_that_imported_th
         assert w["imported"] == sorted(["amdmm_smt.run.collect", "amdmm_smt.run.cluster",
                                         "amdmm_smt.solve", "distributed", "z3"])
         assert w["sigint_ignored"] and w["profile"] is False
+
+
+def _pid_task(i, timeout=60.0):
+    from amdmm_smt.run.pool import Task
+    return Task(i, None, None, None, timeout, None, call=(os.getpid, ()))
+
+
+def test_a_run_keeps_its_test_process_from_chunk_to_chunk_and_no_further():
+    """Issue 20 item 4: a Dask worker keeps its forked test process between the chunks of one
+    run (forking one per chunk cost ~55 ms of CPU each), as --jobs keeps a worker from test to
+    test; a chunk of another run (other models, perhaps) stops it and forks afresh; without a
+    run id nothing is kept."""
+    from amdmm_smt.run import cluster
+    try:
+        [(_, (_, a, _))] = cluster._run_chunk([_pid_task(0)], None, "run-1")
+        [(_, (_, b, _))] = cluster._run_chunk([_pid_task(1)], None, "run-1")
+        assert a == b != os.getpid()
+        [kept] = cluster._KEPT["run-1"]
+        [(_, (_, c, _))] = cluster._run_chunk([_pid_task(2)], None, "run-2")
+        assert c != a and kept.dead and "run-1" not in cluster._KEPT
+        [(_, (_, d, _))] = cluster._run_chunk([_pid_task(3)], None, None)
+        assert d not in (a, c) and [w.pid for w in cluster._KEPT["run-2"]] == [c]
+    finally:
+        for ws in cluster._KEPT.values():
+            for w in ws:
+                w.stop()
+        cluster._KEPT.clear()
+
+
+def test_run_tasks_keeps_idle_workers_only_and_uses_kept_ones_first():
+    import time
+    from amdmm_smt.run.pool import Task, run_tasks, Stopped
+    keep: list = []
+    try:
+        [(_, a, _)] = run_tasks([_pid_task(0)], 1, keep=keep)
+        assert [w.pid for w in keep] == [a]
+        [(_, b, _)] = run_tasks([_pid_task(0)], 1, keep=keep)
+        assert b == a and len(keep) == 1
+        # a worker stopped by --timeout is not kept: the next run forks afresh
+        slow = Task(0, None, None, None, 0.2, None, call=(time.sleep, (30,)))
+        [(_, stopped, _)] = run_tasks([slow], 1, keep=keep)
+        assert isinstance(stopped, Stopped) and keep == []
+        [(_, c, _)] = run_tasks([_pid_task(0)], 1, keep=keep)
+        assert c != a
+    finally:
+        for w in keep:
+            w.stop()
+
+
+def test_chunks_shrink_and_cover_every_task_once_in_order():
+    from amdmm_smt.run.cluster import CHUNKS_PER_WORKER, _chunks
+    for n, workers in [(0, 2), (1, 2), (7, 1), (295, 2), (1000, 16)]:
+        chunks = _chunks(list(range(n)), workers)
+        assert [t for c in chunks for t in c] == list(range(n))
+        sizes = [len(c) for c in chunks]
+        assert all(s >= 1 for s in sizes) and sizes == sorted(sizes, reverse=True)
+        if n:
+            assert sizes[0] == -(-n // (workers * CHUNKS_PER_WORKER)) and sizes[-1] == 1
+    assert len(_chunks(list(range(295)), 2)) < 40       # a few dozen round trips, not 295
