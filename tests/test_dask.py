@@ -211,3 +211,35 @@ def test_chunks_shrink_and_cover_every_task_once_in_order():
         if n:
             assert sizes[0] == -(-n // (workers * CHUNKS_PER_WORKER)) and sizes[-1] == 1
     assert len(_chunks(list(range(295)), 2)) < 40       # a few dozen round trips, not 295
+
+
+_PRESTART = r"""
+import os, sys
+from amdmm_smt.run.cluster import prestart
+assert not prestart(None) and not prestart("tcp://127.0.0.1:1") and not prestart("local:zero")
+assert prestart("local:2")
+kids = []
+for d in os.listdir("/proc"):
+    try:
+        with open(f"/proc/{d}/stat") as f:
+            if d.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                with open(f"/proc/{d}/cmdline", "rb") as g:
+                    kids.append(g.read())
+    except OSError:
+        pass
+print(sorted(m for m in ("distributed", "dask") if m in sys.modules),
+      any(b"multiprocessing.forkserver" in k for k in kids))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_prestart_starts_the_fork_server_before_dask_is_imported():
+    """`verify --dask local` starts the fork server as the command starts (its imports run
+    while the command reads files and imports dask.distributed); nothing for a scheduler's
+    address or a malformed one (that error is said later, as before)."""
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _PRESTART], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split("\n")[0] == "[] True"

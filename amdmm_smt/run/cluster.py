@@ -229,20 +229,34 @@ def _local_workers(address: str) -> Optional[int]:
     return n
 
 
+def prestart(address: Optional[str], engine: str = "smt") -> bool:
+    """For `--dask local`: start the fork server now, as the command starts, so that its
+    imports run while the command reads its files and imports dask.distributed (the
+    cluster's start waits for it). Nothing for other addresses, a malformed one (reported
+    later, as ever) or when dask is not installed (said later, in one line); True when the
+    fork server runs."""
+    if not address:
+        return False
+    try:
+        if _local_workers(address) is None:
+            return False
+    except LitmusError:
+        return False
+    import importlib.util
+    try:
+        if importlib.util.find_spec("distributed") is None:
+            return False
+    except (ImportError, ValueError):
+        return False
+    with _no_sigint():
+        return _fork_server(engine)
+
+
 def _client(address: str, stack, engine: str = "smt"):
     """(client, cluster or None); what must stay set while the cluster runs goes on `stack`
     (a contextlib.ExitStack closed after the cluster)."""
     n = _local_workers(address)
-    forked = False
-    if n is not None:
-        import importlib.util
-        try:
-            found = importlib.util.find_spec("distributed") is not None
-        except (ImportError, ValueError):
-            found = False
-        if found:        # else _import_dask says what is missing, in one line
-            with _no_sigint():
-                forked = _fork_server(engine)
+    forked = prestart(address, engine)     # unless the command did already (no-op then)
     distributed = _import_dask()
     if n is not None:
         import dask
