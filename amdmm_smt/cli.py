@@ -251,6 +251,9 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
            quiet, max_outcomes, decide_only, dask_address, unroll, undefined_policy, fmt):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
+    if dask_address:
+        from .run.cluster import prestart
+        prestart(dask_address, engine)   # --dask local: its workers' imports start now
     from .model import get_model
     from .report.table import error_record, print_json, print_table, result_record, summary
     from .run.collect import collect, lint_tests
@@ -348,6 +351,9 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb,
 
     Exit 0 when nothing changed, 1 when some outcome or verdict changed, 2 on bad input
     (including an error row)."""
+    if dask_address:
+        from .run.cluster import prestart
+        prestart(dask_address)   # --dask local: its workers' imports run while tests load
     from .model import get_model
     from .run.commands import load_limited
     from .run.corpus import progress_printer, run_models

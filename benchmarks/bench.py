@@ -265,6 +265,14 @@ def figures(quick: bool) -> None:
         tc2, _ = wall(["verify", "--json", "--no-timing", "--jobs", "2", "litmus"])
         res.append(("shipped corpus, --jobs 1", tc1, None))
         res.append(("shipped corpus, --jobs 2", tc2, None))
+        try:
+            import dask.distributed  # noqa: F401
+            tdc, _ = wall(["verify", "--json", "--no-timing", "--dask", "local:2", "litmus"])
+            # one run each: benchmarks/dask_cost.py pairs several (the machine drifts)
+            res.append(("shipped corpus, 2-worker LocalCluster / --jobs 2 (ratio)",
+                        tdc / tc2, 1.3))
+        except ImportError:
+            pass
     for name, v, target in res:
         verdict = "" if target is None else ("met" if v < target else "NOT met")
         tgt = "" if target is None else f"< {target:g}"

@@ -22,6 +22,8 @@ RUNS = [
     ["explain.py", os.path.join(LITMUS, "classic", "CoRR+mono.agent.diff-wg.yaml")],
     ["scaling.py", "--max", "2"],
     ["startup.py", "--runs", "1"],
+    ["dask_cost.py", "--runs", "1", "--no-phases",
+     os.path.join(LITMUS, "classic", "MP+rel-acq.agent.diff-wg.yaml")],
     ["synth.py", "--quick", "--jobs", "1"],
     ["bench.py", "--issue20", "--quick"],
     ["synth_table.py", "--only", "async_model", "--jobs", "1", "--out", os.devnull],

@@ -372,6 +372,21 @@ def _ppid(pid: int) -> int:
         return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
+def _fork_server(pid: int) -> bool:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return b"multiprocessing.forkserver" in f.read()
+
+
+def _dask_worker(p: int, w: int) -> bool:
+    """`w` is a Dask worker of the command `p`: started by one of the command's nannies,
+    spawned (its parent is the command) or forked by the command's fork server (issue 20
+    item 4: its parent is a child of the command running multiprocessing's fork server)."""
+    parent = _ppid(w)
+    if parent == p:
+        return not _fork_server(w)
+    return _ppid(parent) == p and _fork_server(parent)
+
+
 def _dask_run(tmp_path):
     """`verify --dask local:1` on two slow tests in a session of its own; (process, the
     test process a Dask worker forked, that Dask worker)."""
@@ -387,8 +402,8 @@ def _dask_run(tmp_path):
     while time.monotonic() < end:
         for d in _descendants(p.pid):
             try:
-                if _ppid(_ppid(d)) == p.pid:        # forked by a Dask worker process
-                    return p, d, _ppid(d)
+                if _ppid(d) != p.pid and _dask_worker(p.pid, _ppid(d)):
+                    return p, d, _ppid(d)           # forked by a Dask worker process
             except (OSError, IndexError, ValueError):
                 pass
         time.sleep(0.2)
@@ -410,7 +425,7 @@ def test_dask_worker_killed_takes_its_test_process_with_it(tmp_path):
 
 def test_ctrl_c_under_dask_is_quiet_and_leaves_nothing_running(tmp_path):
     p, test_proc, dask_worker = _dask_run(tmp_path)
-    everyone = [test_proc, dask_worker]
+    everyone = [test_proc, dask_worker] + [d for d in _descendants(p.pid) if _fork_server(d)]
     try:
         time.sleep(1)
         os.killpg(p.pid, signal.SIGINT)       # ^C at a terminal: the whole process group

@@ -5,29 +5,73 @@ file system), in chunks of a few tests, and the models named by `--model` (or `d
 parsed once here and sent once to every worker (a model file need not exist on the workers); on the worker a chunk runs through the same
 `pool.run_tasks` as a local run (each test in a forked process killed past --timeout or
 --memory), so results, limits and output are the same as a local run. `--dask local` starts a
-`LocalCluster` of one single-threaded worker process per core (`local:N`: N workers).
+`LocalCluster` of one single-threaded worker process per core (`local:N`: N workers), each
+forked from multiprocessing's fork server once it has imported what a worker needs
+(`_fork_server`: why that fork is safe, and what it saves).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+import uuid
 from dataclasses import replace
 from typing import Callable, Optional
 
 from ..errors import LitmusError
 from .pool import Outcome, Task, run_tasks
 
-CHUNKS_PER_WORKER = 4      # enough chunks to balance uneven tests, few enough to batch cheaply
+CHUNKS_PER_WORKER = 4      # see _chunks
 
 
-def _run_chunk(chunk: list[Task], models: Optional[dict] = None) -> list[tuple[int, Outcome]]:
+def _chunks(tasks: list, workers: int) -> list[list]:
+    """The tasks cut into chunks (one Dask task each) that shrink as the run goes on, as
+    guided self-scheduling does: each chunk is 1 / (CHUNKS_PER_WORKER x workers) of what is
+    left. Early chunks are large (a chunk's round trip is paid a few times, not per test);
+    the last ones hold a test or two, so no worker is left running a long chunk while the
+    others have nothing to do. Measured on the corpus (295 tests, 2 workers, the test process
+    kept between chunks): the workers stood idle at the end 0.28 s in all (median of 5)
+    against 0.58 s with 8 equal chunks, for about 0.15 s more time in tasks."""
+    out, i, share = [], 0, max(1, workers) * CHUNKS_PER_WORKER
+    while i < len(tasks):
+        size = -(-(len(tasks) - i) // share)
+        out.append(tasks[i:i + size])
+        i += size
+    return out
+
+
+_KEPT: dict = {}         # run id -> this Dask worker's idle test processes, kept between chunks
+_KEPT_LOCK = threading.Lock()    # a worker with several threads runs chunks side by side
+
+
+def _run_chunk(chunk: list[Task], models: Optional[dict] = None,
+               run: Optional[str] = None) -> list[tuple[int, Outcome]]:
     """On a Dask worker: run the chunk's tests, one at a time, in a forked process, with the
-    models the parent loaded (sent once to every worker, not read from its disk)."""
+    models the parent loaded (sent once to every worker, not read from its disk). The
+    process is kept for the run's next chunk on this worker (forking one per chunk cost
+    about 55 ms of CPU a chunk); only within one run (`run`, an id the command draws): a
+    process forked for another run has that run's models. Another run's idle processes are
+    stopped here; the last run's stay idle until the next run or until this worker ends
+    (they die with it). Without a run id nothing is kept."""
     if models:
         from ..model import use_models
         use_models(models)
     local = [replace(t, index=i) for i, t in enumerate(chunk)]
-    outs = run_tasks(local, 1)
+    if run is None:
+        outs = run_tasks(local, 1)
+        return [(t.index, o) for t, o in zip(chunk, outs)]
+    with _KEPT_LOCK:
+        for other in [r for r in _KEPT if r != run]:
+            for w in _KEPT.pop(other):
+                w.stop()
+        kept = _KEPT.setdefault(run, [])
+        mine = [kept.pop()] if kept else []
+    try:
+        outs = run_tasks(local, 1, keep=mine)
+    finally:
+        with _KEPT_LOCK:
+            _KEPT.setdefault(run, []).extend(mine)
     return [(t.index, o) for t, o in zip(chunk, outs)]
 
 
@@ -121,30 +165,116 @@ class _Closed(OSError, EOFError):
     pass
 
 
-def _client(address: str):
+LOCAL_CONFIG = {"distributed.worker.multiprocessing-method": "forkserver",
+                "distributed.worker.profile.enabled": False}
+
+
+def _fork_server(engine: str) -> bool:
+    """Start multiprocessing's fork server for `--dask local`'s workers, with the modules
+    they need imported once (dask.distributed, this module, the pool's test modules and Z3);
+    False where there is none. Each Dask worker is then forked from it, ready to run, instead
+    of a fresh interpreter importing all of that again (`spawn`, dask's default: about 0.9 s
+    of CPU per worker for dask.distributed and 0.4 s for amdmm_smt and Z3, paid while the
+    command imports dask.distributed itself; issue 20 item 4).
+
+    Why forking is safe here, and `fork` (from the command) would not be: the fork server is
+    a fresh interpreter (exec'd, not forked) that only imports modules and then forks on
+    request; no thread runs in it (importing these modules starts none:
+    tests/test_dask.py checks its thread count), so no lock can be held by a thread that
+    does not exist in the child. The command itself runs the scheduler's event loop in a
+    thread by then and is never forked. A Dask worker forked from the server forks each test
+    process itself (run/pool.py), as a spawned worker did before.
+
+    Started early, before this process imports dask.distributed, so that its imports and
+    the server's run side by side; started with ^C ignored, which the workers it forks
+    inherit (as a spawned worker inherited it across its exec: the parent alone stops the
+    run, issue 22 item 3)."""
+    import multiprocessing
+    from multiprocessing import forkserver
+    from .pool import worker_modules
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return False     # pragma: no cover - not on Linux or macOS
+    multiprocessing.get_context("forkserver").set_forkserver_preload(
+        ["distributed", __name__, *worker_modules(engine)])
+    forkserver.ensure_running()
+    return True
+
+
+@contextlib.contextmanager
+def _no_sigint():
+    """^C ignored while processes that inherit it start (the parent alone stops a run)."""
+    import signal
+    import threading
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
+
+
+def _local_workers(address: str) -> Optional[int]:
+    """N of `local` / `local:N` (local: one per core); None for a scheduler's address."""
+    if address != "local" and not address.startswith("local:"):
+        return None
+    if address == "local":
+        return os.cpu_count() or 1
+    try:
+        n = int(address[6:])
+        assert n >= 1
+    except (ValueError, AssertionError):
+        raise LitmusError(f"--dask {address}: expected local or local:N with N >= 1",
+                          "--dask") from None
+    return n
+
+
+def prestart(address: Optional[str], engine: str = "smt") -> bool:
+    """For `--dask local`: start the fork server now, as the command starts, so that its
+    imports run while the command reads its files and imports dask.distributed (the
+    cluster's start waits for it). Nothing for other addresses, a malformed one (reported
+    later, as ever) or when dask is not installed (said later, in one line); True when the
+    fork server runs."""
+    if not address:
+        return False
+    try:
+        if _local_workers(address) is None:
+            return False
+    except LitmusError:
+        return False
+    import importlib.util
+    try:
+        if importlib.util.find_spec("distributed") is None:
+            return False
+    except (ImportError, ValueError):
+        return False
+    with _no_sigint():
+        return _fork_server(engine)
+
+
+def _client(address: str, stack, engine: str = "smt"):
+    """(client, cluster or None); what must stay set while the cluster runs goes on `stack`
+    (a contextlib.ExitStack closed after the cluster)."""
+    n = _local_workers(address)
+    forked = prestart(address, engine)     # unless the command did already (no-op then)
     distributed = _import_dask()
-    if address == "local" or address.startswith("local:"):
-        n = os.cpu_count() or 1
-        if address != "local":
-            try:
-                n = int(address[6:])
-                assert n >= 1
-            except (ValueError, AssertionError):
-                raise LitmusError(f"--dask {address}: expected local or local:N with N >= 1",
-                                  "--dask") from None
-        import signal
-        import threading
-        # the worker processes start with ^C ignored (inherited across their exec): ^C at a
-        # terminal reaches the whole process group, and the parent alone stops the run (a
-        # worker would print its own KeyboardInterrupt tracebacks, issue 22 item 3)
-        main = threading.current_thread() is threading.main_thread()
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:
+    if n is not None:
+        import dask
+        # For the whole run (a worker that dies is restarted by its nanny the same way; the
+        # nannies hand this configuration to their workers). The workers' statistical
+        # profiler samples the running task's stack every 10 ms for the dashboard, which this
+        # cluster does not have: it would only cost CPU (about 1.5 % of a core per worker).
+        config = dict(LOCAL_CONFIG)
+        if not forked:
+            del config["distributed.worker.multiprocessing-method"]
+        stack.enter_context(dask.config.set(config))
+        # the worker processes start with ^C ignored (inherited from the fork server, or
+        # across their exec when spawned): ^C at a terminal reaches the whole process group,
+        # and the parent alone stops the run (a worker would print its own
+        # KeyboardInterrupt tracebacks, issue 22 item 3)
+        with _no_sigint():
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
                                                processes=True, dashboard_address=None)
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, old)
         return distributed.Client(cluster), cluster
     _probe(address)
     try:
@@ -164,7 +294,15 @@ def _models(tasks: list[Task]) -> dict:
 
 def run_tasks_dask(tasks: list[Task], address: str,
                    done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
-    client, cluster = _client(address)     # first: one line if dask is missing or unreachable
+    engine = "reference" if any(t.engine == "reference" for t in tasks) else "smt"
+    with contextlib.ExitStack() as stack:
+        # first: one line if dask is missing or unreachable
+        client, cluster = _client(address, stack, engine)
+        return _run_on(client, cluster, tasks, done)
+
+
+def _run_on(client, cluster, tasks: list[Task],
+            done: Optional[Callable[[Task, Outcome], None]]) -> list[Outcome]:
     from dask.distributed import as_completed
     for t in tasks:
         if t.file is not None and t.data is None:
@@ -175,11 +313,11 @@ def run_tasks_dask(tasks: list[Task], address: str,
                 pass      # the worker reports it as parse_one does
     try:
         nworkers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
-        size = max(1, -(-len(tasks) // (nworkers * CHUNKS_PER_WORKER)))
-        chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+        chunks = _chunks(tasks, nworkers)
         models = _models(tasks)
         sent = client.scatter(models, broadcast=True) if models else None
-        futures = [client.submit(_run_chunk, c, sent, pure=False) for c in chunks]
+        run = uuid.uuid4().hex
+        futures = [client.submit(_run_chunk, c, sent, run, pure=False) for c in chunks]
         out: list[Optional[Outcome]] = [None] * len(tasks)
         for fut in as_completed(futures):
             for idx, o in fut.result():

@@ -239,16 +239,21 @@ def _child(conn) -> None:
             return   # Z3 after running out of memory is not to be trusted: start afresh
 
 
+def worker_modules(engine: str = "smt") -> list[str]:
+    """The modules a worker runs a test with: only the engine the run uses (start-up: a Z3
+    run does not load the reference engine). Also what `--dask local`'s fork server imports
+    once for all its Dask workers (run/cluster.py)."""
+    pkg = __name__.rsplit(".", 2)[0]
+    return [f"{pkg}.outcomes", f"{pkg}.run.collect",
+            f"{pkg}.reference" if engine == "reference" else f"{pkg}.solve"]
+
+
 def _preload(engine: str = "smt") -> None:
     """Import what a worker runs before forking it: shared with the parent, not counted
-    against the first test's --memory, not paid for again by every fresh worker. Only the
-    engine the run uses (start-up: a Z3 run does not load the reference engine)."""
-    from .. import outcomes  # noqa: F401
-    from . import collect  # noqa: F401
-    if engine == "reference":
-        from .. import reference  # noqa: F401
-    else:
-        from .. import solve  # noqa: F401
+    against the first test's --memory, not paid for again by every fresh worker."""
+    import importlib
+    for name in worker_modules(engine):
+        importlib.import_module(name)
     if not _LIBC:
         try:
             import ctypes
@@ -386,13 +391,21 @@ def _rss(pid: int) -> int:
 
 
 def run_tasks(tasks: list[Task], jobs: int,
-              done: Optional[Callable[[Task, Outcome], None]] = None) -> list[Outcome]:
-    """Run every task in `jobs` worker processes; outcomes in task order."""
+              done: Optional[Callable[[Task, Outcome], None]] = None,
+              keep: Optional[list] = None) -> list[Outcome]:
+    """Run every task in `jobs` worker processes; outcomes in task order. `keep`: idle
+    workers to use first, and where the workers left idle at the end go instead of being
+    stopped (a Dask worker runs a run's chunks one after another and keeps its test process
+    from one chunk to the next, as a local run keeps it from one test to the next)."""
     from ..outcomes import limit_result
     engine = "reference" if any(t.engine == "reference" for t in tasks) else "smt"
     out: list[Optional[Outcome]] = [None] * len(tasks)
     pending = deque(tasks)
     workers: list[_Worker] = []
+    while keep and len(workers) < jobs:
+        w = keep.pop()
+        if not w.dead:
+            workers.append(w)
     busy: dict[int, _Worker] = {}        # fd -> worker
 
     def finish(w: _Worker, outcome: Outcome) -> None:
@@ -428,7 +441,7 @@ def run_tasks(tasks: list[Task], jobs: int,
     starts_failed = 0
     retried: set = set()      # tasks given again after their worker died before starting them
     try:
-        for _ in range(min(jobs, len(tasks))):
+        for _ in range(min(jobs, len(tasks)) - len(workers)):
             fresh()
         while pending or busy:
             for w in list(workers):
@@ -526,6 +539,8 @@ def run_tasks(tasks: list[Task], jobs: int,
         for w in workers:
             if w.task is not None:
                 w.kill()
+            elif keep is not None and not w.dead:
+                keep.append(w)
             else:
                 w.stop()
     return out  # type: ignore[return-value]
