@@ -63,11 +63,14 @@ def signed(v: int) -> int:
 
 # ---- the run ----------------------------------------------------------------------------
 
-def _solver(x: Execution, timeout_ms: int) -> z3.Solver:
+def _solver(x: Execution, timeout_ms: int, deciding: bool = False) -> z3.Solver:
+    """deciding: the solver answers one query (_decide_params), set before the assertions."""
     # the SMT core without the tactic front end: as fast on big tests, twice as fast on the
     # small ones, where setting the front end up cost more than solving
     s = z3.SimpleSolver()
     s.set("timeout", max(1, int(timeout_ms)))
+    if deciding:
+        _decide_params(s)
     ctx, sol, assert_ = s.ctx.ref(), s.solver, z3.z3core.Z3_solver_assert
     for c in x.ctx.constraints:   # the C API directly: z3.Solver.add converts every argument
         assert_(ctx, sol, c.as_ast())
@@ -598,6 +601,17 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
     return _run_straight(test, model, t0, max_outcomes, decide_only, encoded=encoded)
 
 
+def _decide_params(s: z3.Solver) -> None:
+    """Z3 settings for a query asked once (issue 20: deciding). Case splits follow the
+    structure of the assertions (`case_split=3`, relevancy-based; Z3 needs `auto_config`
+    off for it) instead of variable activity: the activity heuristic branches on the many
+    happens-before definitions' variables and backtracks over them (16 threads x 8
+    operations: 7.6 to over 130 s depending on the random seed, 2.7-3.1 s this way). Not for
+    listings, which it slows (4 threads x 4 operations: 26 s to over 60 s)."""
+    s.set("auto_config", False)
+    s.set("case_split", 3)
+
+
 def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
                   decide_only: bool, skip_exists: bool = False, witness: bool = False,
                   encoded=None) -> Result:
@@ -616,7 +630,9 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
     wanted = wanted_states(test, keys)       # malformed outcomes are an input error, before solving
     proj = _Projector(x, terms)
     limits.stage("solving")
-    s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6))
+    s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6),
+                deciding=decide_only and wanted is None and test.expect != "undefined"
+                and test.exists is not None and not skip_exists and not witness)
     cf_ub = None
     if x.cf_ub:      # docs 15.5: does some execution of this path branch on undef?
         s.push()
@@ -632,12 +648,17 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
             and not skip_exists:
         # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
         # solver (push / pop), so the enumeration below reuses what it learnt.
-        s.push()
+        # deciding, the only query: asserted at the base level, not in a scope (Z3 searches
+        # worse inside one: 16 threads x 8 operations 55 s against 7.6 s)
+        last = decide_only and wanted is None and not witness
         c = cond_z3(x, test.exists.cond)
+        if not last:
+            s.push()
         s.add(c if not isinstance(c, bool) else z3.BoolVal(c))
         r = _check(s)
         reachable = None if r == z3.unknown else r == z3.sat
-        s.pop()
+        if not last:
+            s.pop()
     states: list[State] = []
     complete = True
     listed = True

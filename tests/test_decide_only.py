@@ -71,3 +71,25 @@ def test_decide_only_agrees_with_listing_on_generated_control_flow():
         key = (dec.status, _verdicts(dec), (dec.ub or {}).get("all"), (dec.ub or {}).get("rule"))
         assert key == (full.status, _verdicts(full), (full.ub or {}).get("all"),
                        (full.ub or {}).get("rule")), t.name
+
+
+def test_one_query_is_asked_without_a_scope_and_with_structural_splits(monkeypatch):
+    # issue 20: deciding an `exists` alone asks one query, asserted at the base level (no
+    # push: Z3 searches worse inside a scope) on a solver set up by _decide_params before
+    # the assertions; a listing keeps the scope (its enumeration reuses the solver)
+    import z3
+    from amdmm_smt import solve
+    pushes, decided = [], []
+    real_push, real_params = z3.Solver.push, solve._decide_params
+    monkeypatch.setattr(z3.Solver, "push", lambda s: (pushes.append(1), real_push(s))[1])
+    monkeypatch.setattr(solve, "_decide_params",
+                        lambda s: (decided.append(1), real_params(s))[1])
+    tests = (parse_file(f) for f in FILES)
+    t = next(t for t in tests if t.exists is not None and t.outcomes is None
+             and not has_cflow(t))
+    m = get_model(t.model)
+    dec = run_test(t, m, timeout=120, decide_only=True)
+    assert (len(pushes), len(decided)) == (0, 1)
+    full = run_test(t, m, timeout=120)
+    assert len(pushes) >= 1 and len(decided) == 1
+    assert dec.status == full.status
