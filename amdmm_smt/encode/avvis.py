@@ -449,8 +449,9 @@ def encode_location_order(x: Execution) -> AvVis:
         for w in writes:
             if av.needs_availability(w):
                 av.avail[w.id] = av.availability_operations(w)
-            else:   # docs §14: read only through W itself (AvVis.direct)
-                av.avail[w.id] = {w.id: (x.writes(w), av_scope(x, w))}
+            else:   # docs §14: read only through W itself (AvVis.direct), if at all
+                sw_ = av_scope(x, w)
+                av.avail[w.id] = {} if sw_ is None else {w.id: (x.writes(w), sw_)}
     with x.ctx.family(F.VIS):
         for w in writes:
             av.vis[w.id] = av.visibility_operations(w)
