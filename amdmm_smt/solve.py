@@ -63,12 +63,32 @@ def signed(v: int) -> int:
 
 # ---- the run ----------------------------------------------------------------------------
 
+def set_params(s: z3.Solver, **kw) -> None:
+    """s.set(...) through Z3's C API: z3py's ParamsRef, when Z3 is out of its --memory while
+    making it, fails half built and prints a traceback from its __del__ (the failure itself
+    is a Z3Exception, which the callers report as the memory limit)."""
+    core = z3.z3core
+    ctx = s.ctx.ref()
+    p = core.Z3_mk_params(ctx)
+    core.Z3_params_inc_ref(ctx, p)
+    try:
+        for k, v in kw.items():
+            sym = core.Z3_mk_string_symbol(ctx, k)
+            if isinstance(v, bool):
+                core.Z3_params_set_bool(ctx, p, sym, v)
+            else:
+                core.Z3_params_set_uint(ctx, p, sym, int(v))
+        core.Z3_solver_set_params(ctx, s.solver, p)
+    finally:
+        core.Z3_params_dec_ref(ctx, p)
+
+
 def _solver(x: Execution, timeout_ms: int, deciding: bool = False) -> z3.Solver:
     """deciding: the solver answers one query (_decide_params), set before the assertions."""
     # the SMT core without the tactic front end: as fast on big tests, twice as fast on the
     # small ones, where setting the front end up cost more than solving
     s = z3.SimpleSolver()
-    s.set("timeout", max(1, int(timeout_ms)))
+    set_params(s, timeout=max(1, int(timeout_ms)))
     if deciding:
         _decide_params(s)
     ctx, sol, assert_ = s.ctx.ref(), s.solver, z3.z3core.Z3_solver_assert
@@ -114,7 +134,7 @@ def _check(s: z3.Solver) -> z3.CheckSatResult:
     if left is not None:
         if left <= 0:
             limits.check()
-        s.set("timeout", max(1, int(min(left, 4e6) * 1000)))   # Z3 takes an unsigned ms
+        set_params(s, timeout=max(1, int(min(left, 4e6) * 1000)))   # an unsigned ms
     r = s.check()
     if r == z3.unknown:
         why = s.reason_unknown()
@@ -402,7 +422,7 @@ class _Watchdog:
     def __enter__(self):
         left = limits.left()
         if left is not None:
-            self.s.set("timeout", 4294967295)        # Z3: UINT_MAX is no timer at all
+            set_params(self.s, timeout=4294967295)        # Z3: UINT_MAX is no timer at all
             self._thread = threading.Thread(target=self._run, args=(max(0.0, left),),
                                             daemon=True)
             self._thread.start()
@@ -431,7 +451,8 @@ class _Watchdog:
             self._stop.set()
             self._thread.join()
             left = limits.left()      # the checks after this one set their own timeout
-            self.s.set("timeout", max(1, int(min(max(left or 0, 0.001), 4e6) * 1000)))
+            set_params(self.s,
+                       timeout=max(1, int(min(max(left or 0, 0.001), 4e6) * 1000)))
         return False
 
 
@@ -608,8 +629,7 @@ def _decide_params(s: z3.Solver) -> None:
     happens-before definitions' variables and backtracks over them (16 threads x 8
     operations: 7.6 to over 130 s depending on the random seed, 2.7-3.1 s this way). Not for
     listings, which it slows (4 threads x 4 operations: 26 s to over 60 s)."""
-    s.set("auto_config", False)
-    s.set("case_split", 3)
+    set_params(s, auto_config=False, case_split=3)
 
 
 def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,

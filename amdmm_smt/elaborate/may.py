@@ -39,6 +39,7 @@ class MaySets:
     def __init__(self, el: Elab):
         self.el = el
         self.must_hb: set[tuple[int, int]] = set()
+        self._shadow: dict[int, list] = {}
         by_thread: dict[int, list[Event]] = {}
         for e in el.events:
             if e.thread is not None and e.async_of is None:
@@ -74,8 +75,16 @@ class MaySets:
             return False
         if (r.id, w.id) in self.must_hb:
             return False
-        for w2 in self.el.writes_to(r.loc):
-            if w2.id not in (w.id, r.id) and always_writes(w2) and self.must_lo(w, w2) \
-                    and self.must_lo(w2, r):
+        for w2 in self._shadowing(r):
+            if w2.id != w.id and self.must_lo(w, w2):
                 return False
         return True
+
+    def _shadowing(self, r: Event) -> list:
+        """The always-writing writes W2 (not r) with W2 must-lo r, once per read."""
+        c = self._shadow.get(r.id)
+        if c is None:
+            c = self._shadow[r.id] = [
+                w2 for w2 in self.el.writes_to(r.loc)
+                if w2.id != r.id and always_writes(w2) and self.must_lo(w2, r)]
+        return c

@@ -282,7 +282,11 @@ class AvVis:
                 m = self._lowest_including(x.ev[xid], sx2, y, sy)
                 if m is not None and m <= sx2:
                     vs.append((xid, h, m, sx2))
-        levels = self._levels(w, cands, terms1, terms2)
+        levels = self._levels(w, {y: c for y, c in cands.items() if y not in direct},
+                              terms1, terms2)
+        for yid in direct:      # docs §14 (`direct`): the definition itself, no variable
+            sy, role = cands[yid]
+            levels[yid] = [AND(role, x.writes(w), x.hb(w, x.ev[yid], sp))] * (sy + 1)
         # "visible at some level l1 >= lvl" of candidate X, as nested ORs shared by every
         # level (no new variables): up[X][l] = levels[l] ∨ up[X][l + 1]
         up: dict[int, list] = {}
@@ -296,7 +300,6 @@ class AvVis:
         for yid, (sy, role) in cands.items():
             avs, lvls = terms1[yid], levels[yid]
             if yid in direct:
-                x.ctx.add(IFF(lvls[sy], AND(role, x.writes(w), x.hb(w, x.ev[yid], sp))))
                 continue
             vs = [(h, m, sx2, up[xid]) for xid, h, m, sx2 in terms2[yid]]
             # (1) as a chain over levels: the terms whose common scope reaches lvl are those
@@ -344,7 +347,7 @@ class AvVis:
             for yid, (sy, _) in cands.items():
                 b = breaks[yid]
                 for xid, _, m, sx2 in terms2[yid]:
-                    for lvl in breaks[xid]:
+                    for lvl in breaks.get(xid, ()):   # a direct X: one value
                         if m <= lvl < min(sx2, sy) and lvl not in b:
                             b.add(lvl)
                             changed = True
@@ -446,8 +449,9 @@ def encode_location_order(x: Execution) -> AvVis:
         for w in writes:
             if av.needs_availability(w):
                 av.avail[w.id] = av.availability_operations(w)
-            else:   # docs §14: read only through W itself (AvVis.direct)
-                av.avail[w.id] = {w.id: (x.writes(w), av_scope(x, w))}
+            else:   # docs §14: read only through W itself (AvVis.direct), if at all
+                sw_ = av_scope(x, w)
+                av.avail[w.id] = {} if sw_ is None else {w.id: (x.writes(w), sw_)}
     with x.ctx.family(F.VIS):
         for w in writes:
             av.vis[w.id] = av.visibility_operations(w)

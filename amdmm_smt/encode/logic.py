@@ -75,9 +75,15 @@ def _collect(xs, out: list, absorbing: bool) -> bool:
     return False
 
 
+_Arr2 = _Arr[2]
+
+
 def AND(*xs: B) -> B:
-    if len(xs) == 2 and type(xs[0]) is _BoolRef and type(xs[1]) is _BoolRef:
-        return _mk(_MK_AND, list(xs))     # the common case, without flattening
+    if len(xs) == 2:
+        a, b = xs
+        if type(a) is _BoolRef and type(b) is _BoolRef:   # the common case, directly
+            ctx = a.ctx
+            return _wrap(ctx, _AND_F(ctx.ref(), 2, _Arr2(a.ast, b.ast)))
     out: list = []
     if _collect(xs, out, False):
         return False
@@ -91,8 +97,11 @@ def AND(*xs: B) -> B:
 
 
 def OR(*xs: B) -> B:
-    if len(xs) == 2 and type(xs[0]) is _BoolRef and type(xs[1]) is _BoolRef:
-        return _mk(_MK_OR, list(xs))
+    if len(xs) == 2:
+        a, b = xs
+        if type(a) is _BoolRef and type(b) is _BoolRef:
+            ctx = a.ctx
+            return _wrap(ctx, _OR_F(ctx.ref(), 2, _Arr2(a.ast, b.ast)))
     out: list = []
     if _collect(xs, out, True):
         return True

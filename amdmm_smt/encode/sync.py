@@ -173,13 +173,59 @@ def _closure(x: Execution, evs: list[Event], edge: dict, tag: str) -> dict:
         pred[b].append(a)
     static = {a: {b for b in succ[a] if edge[(a, b)] is True} for a in succ}
     hb: dict[tuple[int, int], B] = {}
+    # docs §14 "Happens-before rows through the one successor": an event whose only edge
+    # out is a constant one to a' reaches exactly a' and what a' reaches, so its row is a'
+    # row (the same terms) plus hb(a, a') true; built latest first, without variables
+    alias: dict[int, int] = {}
     for e in evs:
-        sure = _reach(e.id, static)        # through constant edges only: hb is constant
-        for b in _reach(e.id, succ):
-            hb[(e.id, b)] = (True if b in sure
-                             else x.ctx.fresh_bool(f"hb_{tag}_{e.label}_{b}"))
+        out = succ[e.id]
+        if len(out) == 1 and not x.ctx.explaining:
+            (a2,) = out
+            if edge[(e.id, a2)] is True and a2 != e.id:
+                alias[e.id] = a2
+    # ... and, column-wise, an event b whose only edge in is a constant one, from p: every
+    # path into b ends with that edge, so hb(a, b) is hb(a, p), or true when a is p
+    calias: dict[int, int] = {}
+    if not x.ctx.explaining:
+        for e in evs:
+            into = pred[e.id]
+            if len(into) == 1 and edge[(into[0], e.id)] is True and into[0] != e.id:
+                calias[e.id] = into[0]
+    label = {e.id: e.label for e in evs}
+    defined: set = set()
+
+    def column(a: int, b: int):
+        c = b
+        while c in calias:
+            c = calias[c]
+            if c == a:
+                return True
+        return hb[(a, c)]
+
+    def row(a: int) -> None:
+        if a in defined:
+            return
+        defined.add(a)
+        a2 = alias.get(a)
+        if a2 is not None:
+            row(a2)
+            for b in _reach(a2, succ):
+                hb[(a, b)] = hb[(a2, b)]
+            hb[(a, a2)] = True
+            return
+        sure = _reach(a, static)           # through constant edges only: hb is constant
+        reach = _reach(a, succ)
+        for b in reach:
+            if b not in calias:
+                hb[(a, b)] = (True if b in sure
+                              else x.ctx.fresh_bool(f"hb_{tag}_{label[a]}_{b}"))
+        for b in reach:
+            if b in calias:
+                hb[(a, b)] = True if b in sure else column(a, b)
+    for e in evs:
+        row(e.id)
     for (a, b), v in list(hb.items()):
-        if v is True:
+        if v is True or a in alias or b in calias:
             continue
         # hb(a, b) = E(a, b) ∨ ⋁_k hb(a, k) ∧ E(k, b); the terms built here directly (the
         # most numerous definitions of the encoding: a pair per may-hb pair and predecessor)

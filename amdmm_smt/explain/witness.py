@@ -24,7 +24,7 @@ from .graph import effects
 from ..ir import CLUSTER, LEVEL_NAME, SYSTEM, WAVEFRONT, WORKGROUP, Condition, Test
 from ..model import Model
 from ..outcomes import format_state, projection
-from ..solve import signed, term_z3, cond_z3
+from ..solve import cond_z3, set_params, signed, term_z3
 
 
 @dataclass
@@ -103,7 +103,8 @@ class _Tracked:
         """Satisfiable with the families `fams` on (a family this test lacks adds nothing)."""
         from .. import limits
         limits.check()
-        self.s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
+        set_params(self.s,
+                   timeout=int(max(0.001, deadline - time.perf_counter()) * 1000))
         return self.s.check(*[self.lits[f] for f in fams if f in self.lits])
 
     def core(self) -> set:
@@ -243,7 +244,7 @@ def _candidate(t: "_Tracked", drop: list, deadline: float) -> dict:
 
     def broken(m):
         return [(f, c) for f, _, c in inst if not _true(m, c)]
-    s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
+    set_params(s, timeout=int(max(0.001, deadline - time.perf_counter()) * 1000))
     if s.check() != z3.sat:        # cannot happen: t.check said sat with the same constraints
         raise AssertionError("closest candidate: the relaxed encoding is not satisfiable")
     m = s.model()
@@ -253,7 +254,8 @@ def _candidate(t: "_Tracked", drop: list, deadline: float) -> dict:
         if len(bad) <= 1:
             break
         s.add(z3.PbLe([(z3.Not(b), 1) for _, b, _ in inst], len(bad) - 1))
-        s.set("timeout", int(max(0.001, deadline - time.perf_counter()) * 1000))
+        set_params(s,
+                   timeout=int(max(0.001, deadline - time.perf_counter()) * 1000))
         r = s.check()
         if r == z3.sat:
             m = s.model()
