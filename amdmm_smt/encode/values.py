@@ -105,9 +105,22 @@ def read_values(x: Execution) -> None:
             continue
         ws = [w for w in el.writes_to(r.loc) if w.id != r.id]
         sp = x.space(r)
-        ms = {w.id: x.ctx.define(f"maysee_{w.label}_{r.label}", may_see(x, r, w)) for w in ws}
-        x.maysee.update({(w, r.id): v for w, v in ms.items()})
+        raw = {w.id: may_see(x, r, w) for w in ws}
         some_lo = OR(x.lo(w, r) for w in ws)                                          # (a)
+        if some_lo is True and not x.ctx.explaining and may.ENABLED \
+                and _atomic_case_always(x, r, [w for w in ws if raw[w.id] is not False]):
+            # docs §14 "A read in the atomic case in every execution": (a) and (b) hold
+            # statically, so R is definite and reads from one write it may see; may-see is
+            # read only there, as the term itself (no definition)
+            x.maysee.update({(w, r.id): v for w, v in raw.items()})
+            rfs = [x.rf(w, r) for w in ws]
+            for w in ws:
+                x.ctx.add(IMPLIES(x.rf(w, r), raw[w.id]))
+            x.ctx.add(OR(rfs))
+            _reads_from(x, r, ws, rfs)
+            continue
+        ms = {w.id: x.ctx.define(f"maysee_{w.label}_{r.label}", raw[w.id]) for w in ws}
+        x.maysee.update({(w, r.id): v for w, v in ms.items()})
         atomic_case: B = False                                                        # (b)
         if r.atomic:
             bad_single = [ms[w.id] for w in ws if not (w.atomic and el.inclusive(w, r, sp))]
@@ -123,16 +136,29 @@ def read_values(x: Execution) -> None:
             x.ctx.add(IMPLIES(x.rf(w, r), AND(definite, ms[w.id])))
         x.ctx.add(IMPLIES(definite, OR(rfs)))
         x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
-        with x.ctx.family(F.STRUCTURE):
-            # What reads-from means: R returns the value of the one write it reads from, and
-            # a read with a defined value reads from some write (implied by the value rule
-            # above; stated here so that `explain` can drop the value rule and keep it).
-            for w in ws:
-                x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(
-                    x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
-            for c in AT_MOST_ONE(rfs):
-                x.ctx.add(c)
-            x.ctx.add(IMPLIES(NOT(x.rundef[r.id]), OR(rfs)))
+        _reads_from(x, r, ws, rfs)
+
+
+def _atomic_case_always(x: Execution, r: Event, seen: list) -> bool:
+    """Value rule (b) holds statically for r: r is atomic and the writes it may see in some
+    execution (`seen`) are atomic, each inclusive with r and with each other."""
+    el, sp = x.elab, x.space(r)
+    if not r.atomic or not all(w.atomic and el.inclusive(w, r, sp) for w in seen):
+        return False
+    return all(el.inclusive(a, b, sp) for i, a in enumerate(seen) for b in seen[i + 1:])
+
+
+def _reads_from(x: Execution, r: Event, ws: list, rfs: list) -> None:
+    with x.ctx.family(F.STRUCTURE):
+        # What reads-from means: R returns the value of the one write it reads from, and
+        # a read with a defined value reads from some write (implied by the value rule
+        # above; stated here so that `explain` can drop the value rule and keep it).
+        for w in ws:
+            x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(
+                x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
+        for c in AT_MOST_ONE(rfs):
+            x.ctx.add(c)
+        x.ctx.add(IMPLIES(NOT(x.rundef[r.id]), OR(rfs)))
 
 
 def final_values(x: Execution) -> None:
