@@ -650,9 +650,13 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
     wanted = wanted_states(test, keys)       # malformed outcomes are an input error, before solving
     proj = _Projector(x, terms)
     limits.stage("solving")
-    s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6),
-                deciding=decide_only and wanted is None and test.expect != "undefined"
-                and test.exists is not None and not skip_exists and not witness)
+    ask_exists = test.exists is not None and test.expect in ("allowed", "forbidden", None) \
+        and not skip_exists
+    # deciding with the exists query as the only query: it is asserted at the base level, not
+    # in a scope (Z3 searches worse inside one: 16 threads x 8 operations 55 s against 7.6 s),
+    # on a solver set up for one query (_decide_params)
+    only = ask_exists and decide_only and wanted is None and not witness
+    s = _solver(x, 1000 * min(limits.left() or 600.0, 4e6), deciding=only)
     cf_ub = None
     if x.cf_ub:      # docs 15.5: does some execution of this path branch on undef?
         s.push()
@@ -664,20 +668,16 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
         s.pop()
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
-    if test.exists is not None and test.expect in ("allowed", "forbidden", None) \
-            and not skip_exists:
+    if ask_exists:
         # `expect: forbidden` is a proof: UNSAT of model ∧ condition. Asked first, on the same
         # solver (push / pop), so the enumeration below reuses what it learnt.
-        # deciding, the only query: asserted at the base level, not in a scope (Z3 searches
-        # worse inside one: 16 threads x 8 operations 55 s against 7.6 s)
-        last = decide_only and wanted is None and not witness
         c = cond_z3(x, test.exists.cond)
-        if not last:
+        if not only:
             s.push()
         s.add(c if not isinstance(c, bool) else z3.BoolVal(c))
         r = _check(s)
         reachable = None if r == z3.unknown else r == z3.sat
-        if not last:
+        if not only:
             s.pop()
     states: list[State] = []
     complete = True
