@@ -82,6 +82,11 @@ class Instr:
     # control flow (docs/semantics.md section 15): icmp / binop / select / phi / br / assume
     ops: tuple = ()                    # operands (int or Reg); phi: one per incoming label
     targets: tuple = ()                # br: successor labels; phi: incoming labels; label: name
+    # a barrier instruction of a thread group's code (docs/litmus-format.md "Thread groups"):
+    # (group, position in the group's code after inlining), the same in every thread of the
+    # group; None elsewhere. Two threads of one wave meet at a barrier only at the same site
+    # (docs/semantics.md 15.10, R-spmd-site)
+    site: Optional[tuple] = None
 
     @property
     def reads(self) -> bool:
@@ -109,6 +114,8 @@ class Thread:
     # the i32 registers an outcome shows: defined on every complete path (docs section 15);
     # None: every register the code defines (straight-line code)
     out_regs: Optional[list] = None
+    # a thread of a thread group (docs/litmus-format.md "Thread groups"): the group's name
+    group: Optional[str] = None
 
 
 # ---- conditions -------------------------------------------------------------------------

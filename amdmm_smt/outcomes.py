@@ -332,7 +332,8 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
     elif bar_ub is not None:
         every = complete and not states
         res.ub = dict(bar_ub, all=every)
-        ub_verdict(res, f"{bar_ub['rule']} at {bar_ub['op']} (path {bar_ub['path']})", every)
+        where = f" (path {bar_ub['path']})" if bar_ub["path"] else ""
+        ub_verdict(res, f"{bar_ub['rule']} at {bar_ub['op']}{where}", every)
     elif complete and getattr(test, "undefined", None) == "some":
         res.verdicts.append(Verdict("undefined", "some", "fail", "no execution is undefined"))
     elif test.expect == "undefined" and complete:

@@ -201,11 +201,22 @@ outcomes: []
 """
 
 
-def test_wavefront_divergence_is_an_error():
+@pytest.mark.parametrize("engine", ["smt", "reference"])
+def test_wavefront_divergence_is_undefined(engine):
+    """docs 10.3 / 15.9 (R-cf-bar-wave, issue 28 item 2): straight-line threads of one wave
+    whose barrier instructions differ stand for a divergent branch around the barrier; S002
+    "barrier operations can only be performed in wave-uniform control flow": every execution
+    is undefined (it was an input error before), reported at T0's barrier (line 10)."""
+    from amdmm_smt.reference import run_reference
     t = parse_text(DIVERGE, "f.yaml")
-    with pytest.raises(LitmusError, match="share a wavefront") as e:
-        run_test(t, get_model(None))
-    assert e.value.line == 10
+    r = (run_test if engine == "smt" else run_reference)(t, get_model(None))
+    assert r.ub and r.ub["rule"] == "wave-divergent" and r.ub["all"] is True
+    assert r.ub["op"] == "line 10" and "share a wavefront" in r.ub["run"][0]
+    assert r.status == "fail"          # `outcomes: []` without expect: undefined
+    r = (run_test if engine == "smt" else run_reference)(
+        parse_text(DIVERGE.replace("outcomes: []", "expect: undefined"), "f.yaml"),
+        get_model(None))
+    assert r.status == "pass"
 
 
 def test_partial_ub_fails_without_key(tmp_path):

@@ -68,10 +68,10 @@ class BarrierInfo:
 
 
 class WaveDivergent(LitmusError):
-    """Threads of one wave whose barrier instructions differ. In straight-line code an input
-    error; on a path combination of a test with control flow (docs 15.9) undefined behaviour
-    of the executions that follow it (S002: "barrier operations can only be performed in
-    wave-uniform control flow"). `op`: where, `threads`: the two thread names."""
+    """Threads of one wave whose barrier instructions differ (docs 15.9 R-cf-bar-wave, 15.10):
+    every execution of the path combination (of a straight-line test: of the test) is
+    undefined (S002: "barrier operations can only be performed in wave-uniform control
+    flow"); the engines catch it and judge it so. `op`: where, `threads`: the two names."""
 
     def __init__(self, message: str, file, line: int, threads: tuple):
         super().__init__(message, file, line)
@@ -105,20 +105,32 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
             wave_threads.append([])
         wave_threads[waves.index(key)].append(i)
 
-    # S002 "Barrier operations are convergent within a wave": same barrier instructions
+    # S002 "Barrier operations are convergent within a wave": same barrier instructions;
+    # threads of one thread group meet only at the same instruction of their code (docs
+    # 15.10, R-spmd-site)
     for w, ths in enumerate(wave_threads):
         first = ths[0]
-        ref = [(ins.intrinsic, ins.args) for _, ins in bars[first]]
         for t in ths[1:]:
-            mine = [(ins.intrinsic, ins.args) for _, ins in bars[t]]
+            same_code = (test.threads[t].group is not None
+                         and test.threads[t].group == test.threads[first].group)
+
+            def key(ins):
+                return (ins.intrinsic, ins.args, ins.site if same_code else None)
+            ref = [key(ins) for _, ins in bars[first]]
+            mine = [key(ins) for _, ins in bars[t]]
             for k in range(max(len(ref), len(mine))):
                 if k >= len(ref) or k >= len(mine) or ref[k] != mine[k]:
                     line = (bars[t][k][1].line if k < len(mine) else bars[first][k][1].line)
+
+                    def what(i):
+                        return (f"line {bars[i][k][1].line}" if k < len(bars[i]) else "none")
+                    a, b = test.threads[first].name, test.threads[t].name
                     raise WaveDivergent(
-                        f"threads {test.threads[first].name} and {test.threads[t].name} share "
-                        f"a wavefront but their barrier instructions differ at the {k + 1}. "
-                        "one (barrier operations are performed per wavefront, S002)",
-                        test.file, line, (test.threads[first].name, test.threads[t].name))
+                        f"threads {a} and {b} share a wavefront but perform different barrier "
+                        f"operations: their barrier instruction number {k + 1} is "
+                        f"{what(first)} in {a}, {what(t)} in {b} (barrier operations are "
+                        "performed per wavefront, S002)",
+                        test.file, line, (a, b))
 
     ops: list[BarOp] = []
     const_regs: dict = {}

@@ -25,6 +25,8 @@ TOP_KEYS = {"name", "description", "target", "model", "memory", "threads", "meta
             "functions", "exists", "expect", "outcomes", "silence", "undefined", "unroll",
             "bound"}
 THREAD_KEYS = {"agent", "cluster", "workgroup", "wavefront", "code"}
+# a thread group (docs/litmus-format.md "Thread groups"): one code run by `count` threads
+GROUP_KEYS = {"count", "lanes", "per_workgroup", "wave_size"}
 LOC_KEYS = {"space", "init"}
 MAX_THREADS = 64
 MAX_INSTRS = 256
@@ -99,10 +101,14 @@ FENCE_ORDERS = {"acquire", "release", "acq_rel", "seq_cst"}
 class _Ctx:
     """What the instruction parser needs to know about the test."""
 
-    def __init__(self, file: str, memory: dict[str, Location], metadata: dict[str, tuple]):
+    def __init__(self, file: str, memory: dict[str, Location], metadata: dict[str, tuple],
+                 ids: Optional[dict] = None):
         self.file = file
         self.memory = memory
         self.metadata = metadata
+        # a thread of a thread group: {"workitem", "workgroup", "lane", "wave_size"} (the
+        # values the id intrinsics return); None outside a group
+        self.ids = ids
 
     def err(self, msg: str, line: int) -> LitmusError:
         return LitmusError(msg, self.file, line)
@@ -520,6 +526,8 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
             return _async_call(name, ty, reg, parsed, src, mmra, ctx, line)
         return Instr("barrier", line, src, reg=reg, mmra=mmra, intrinsic=name,
                      args=tuple(parsed))
+    if name in ID_INTRINSICS:
+        return _id_call(name, ty, reg, args, src, mmra, ctx, line)
     if name in DS_BARRIER_ARRIVE:
         # docs 16.2: UP (AMDGPUUsage intrinsic table) gives the memory-model class only
         raise ctx.err(f"'@{name}' is refused: UP says only \"{DS_BARRIER_ARRIVE[name]}\" and "
@@ -527,6 +535,57 @@ def _call(m: re.Match, src: str, mmra: frozenset, ctx: _Ctx, line: int) -> Instr
                       "value it writes and returns (an i64 barrier state), so no outcome can "
                       "be derived (docs/semantics.md 16.2)", line)
     raise ctx.err(f"unknown intrinsic '@{name}'", line)
+
+
+ID_INTRINSICS = {"llvm.amdgcn.workitem.id.x", "llvm.amdgcn.workitem.id.y",
+                 "llvm.amdgcn.workitem.id.z", "llvm.amdgcn.workgroup.id.x",
+                 "llvm.amdgcn.workgroup.id.y", "llvm.amdgcn.workgroup.id.z",
+                 "llvm.amdgcn.mbcnt.lo", "llvm.amdgcn.mbcnt.hi"}
+
+
+def mbcnt(which: str, mask: int, lane: int) -> int:
+    """v_mbcnt_lo/hi_u32_b32 without the addend: the number of bits set in `mask` among the
+    lanes below `lane` (lo: lanes 0-31, bit i of the mask for lane i; hi: lanes 32-63, bit i
+    for lane 32 + i)."""
+    mask &= 0xFFFFFFFF
+    below = min(lane, 32) if which == "lo" else max(lane - 32, 0)
+    return bin(mask & ((1 << below) - 1)).count("1")
+
+
+def _id_call(name, ty, reg, args, src, mmra, ctx: _Ctx, line: int) -> Instr:
+    """The id intrinsics of a thread group (docs/litmus-format.md "Thread groups", semantics
+    15.10): each thread's value is a constant, so the call becomes `%r = add i32 K, 0` (for
+    mbcnt: `%r = add i32 SRC, K`), the control-flow arithmetic both engines already fold."""
+    short = name[len("llvm.amdgcn."):]
+    if ctx.ids is None:
+        raise ctx.err(f"'@{name}' gives a thread's id within a thread group: declare the thread "
+                      "as a group (`count: N` under threads:, docs/litmus-format.md \"Thread "
+                      "groups\")", line)
+    if mmra:
+        raise ctx.err(f"'@{name}' takes no !mmra attachment (it is no memory operation)", line)
+    if not reg or ty != "i32":
+        form = ("%r = call i32 @" + name + ("(i32 MASK, i32 V)" if "mbcnt" in name else "()"))
+        raise ctx.err(f"expected `{form}`", line)
+    if "mbcnt" not in name:
+        if args:
+            raise ctx.err(f"'@{name}' takes no arguments (`%r = call i32 @{name}()`)", line)
+        kind, dim = short.split(".id.")
+        value = ctx.ids[kind] if dim == "x" else 0      # groups are one-dimensional
+        return Instr("binop", line, src, reg=reg, op="add", ops=(value, 0))
+    if len(args) != 2:
+        raise ctx.err(f"expected `%r = call i32 @{name}(i32 MASK, i32 V)`", line)
+    mm = re.fullmatch(r"i32\s+(-?(?:0[xX][0-9a-fA-F]+|\d+))", args[0].strip())
+    if not mm:
+        raise ctx.err(f"'@{name}': the mask must be an integer constant `i32 K` (a mask held in "
+                      f"a register is not supported), got '{show(args[0].strip())}'", line)
+    mask = parse_int(mm.group(1), ctx, line, "mask")
+    vm = re.fullmatch(r"i32\s+(-?(?:0[xX][0-9a-fA-F]+|\d+)|%[\w.$]+)", args[1].strip())
+    if not vm:
+        raise ctx.err(f"'@{name}': expected the addend `i32 V`, got '{show(args[1].strip())}'",
+                      line)
+    k = mbcnt(short.rsplit(".", 1)[1], mask, ctx.ids["lane"])
+    return Instr("binop", line, src, reg=reg, op="add",
+                 ops=(_operand(vm.group(1), ctx, line), k))
 
 
 def _async_call(name, ty, reg, parsed, src, mmra, ctx: _Ctx, line: int) -> Instr:
@@ -866,65 +925,34 @@ def _parse_text(text: str, file: str) -> Test:
             raise LitmusError(f"bad thread name '{show(tname)}' (letters, digits, _ . $)", file,
                               knode.line)
         spec = _want(vnode, dict, f"thread '{tname}'", file)
+        group = "count" in spec
+        allowed = THREAD_KEYS | GROUP_KEYS if group else THREAD_KEYS
         for k, (kn, _) in spec.items():
-            if k not in THREAD_KEYS:
+            if k not in allowed:
+                extra = (f"; `{k}` belongs to a thread group, which needs `count: N`"
+                         if k in GROUP_KEYS else "")
                 raise LitmusError(f"unknown key '{k}' for thread '{tname}' (expected one of: "
-                                  f"{', '.join(sorted(THREAD_KEYS))})", file, kn.line)
+                                  f"{', '.join(sorted(allowed))}){extra}", file, kn.line)
         if "code" not in spec:
             raise LitmusError(f"thread '{tname}' has no code:", file, knode.line)
         place = {k: _nonneg(spec[k][1], f"{tname}.{k}", file) for k in
                  ("agent", "cluster", "workgroup", "wavefront") if k in spec}
-        cnode = spec["code"][1]
-        ctext = _want(cnode, str, f"code of thread '{tname}'", file)
-        code: list[Instr] = []
-        defined: dict[str, int] = {}
-        flow = False
-        # only a literal block (|) keeps the file's lines; other scalars are one place
-        lines = [(cnode.line + 1 + off if cnode.literal else cnode.line, raw)
-                 for off, raw in enumerate(ctext.splitlines())]
-        expanded, hidden = inline(lines, funcs, file, tname)
-        for line, raw, note in expanded:
-            if not strip_comment(raw).strip():
-                continue
-            try:
-                ins = parse_instr(raw, ctx, line)
-            except LitmusError as e:
-                if note is None:
-                    raise
-                raise type(e)(f"{e.message} ({note})", file, e.line) from None
-            if ins.kind == "dma_sync":          # docs 16.1: lowered to load + store
-                reg = f"dma@{line}.{len(code)}"      # '@': no litmus register is named so
-                hidden = set(hidden) | {reg}
-                lo, st = lower_sync_dma(ins, reg)
-                defined[reg] = line
-                code.append(lo)
-                ins = st
-            if ins.kind in CF_KINDS:
-                flow = True
-            for used in ins.uses() if not flow else ():
-                if used not in defined:
-                    raise LitmusError(f"register %{used} is used before it is defined in "
-                                      f"thread {tname}", file, line)
-            if ins.reg and not flow:
-                if ins.reg in defined:
-                    raise LitmusError(f"register %{ins.reg} is defined twice in thread {tname} "
-                                      f"(first at line {defined[ins.reg]})", file, line)
-                defined[ins.reg] = line
-            code.append(ins)
-        if not code:
-            raise LitmusError(f"thread '{tname}' has no instructions", file, cnode.line)
-        if len(code) > MAX_INSTRS:
-            raise LitmusError(f"thread '{tname}' has {len(code)} instructions: at most "
-                              f"{MAX_INSTRS} are supported", file, cnode.line)
-        threads.append(Thread(str(tname), place.get("agent", 0), place.get("cluster", 0),
-                              place.get("workgroup", 0), place.get("wavefront"), code,
-                              knode.line, {k: spec[k][0].line for k in place}))
-        if any(i.kind in CF_KINDS for i in code):
-            analyse(threads[-1], file)      # docs/semantics.md section 15.1
-        if hidden:                          # 15.8: a callee's own registers are not shown
-            t = threads[-1]
-            shown = t.out_regs if t.out_regs is not None else [i.reg for i in code if i.reg]
-            t.out_regs = [r for r in shown if r not in hidden]
+        plines = {k: spec[k][0].line for k in place}
+        members = (_group_members(tname, spec, place, target, file, len(threads)) if group
+                   else [(str(tname), place, None)])
+        for mname, mplace, ids in members:
+            threads.append(_parse_thread(mname, knode, spec["code"][1], mplace, plines, ids,
+                                         tname if group else None, memory, metadata, funcs,
+                                         file))
+    names: dict = {}
+    for t in threads:
+        if t.name in names:
+            raise LitmusError(f"thread name {t.name} is used twice (a thread group names its "
+                              f"threads NAME0..NAME(N-1))", file, t.line)
+        names[t.name] = t
+    if len(threads) > MAX_THREADS:
+        raise LitmusError(f"{len(threads)} threads: at most {MAX_THREADS} are supported", file,
+                          top["threads"][0].line)
 
     _check_lds(threads, memory, file)
 
@@ -993,6 +1021,115 @@ def _parse_text(text: str, file: str) -> Test:
                 model_line=top["model"][0].line if "model" in top else None,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,
                 exists=exists, expect=expect, outcomes=outcomes, undefined=undefined)
+
+
+def _parse_thread(tname: str, knode: Node, cnode: Node, place: dict, plines: dict,
+                  ids: Optional[dict], group: Optional[str], memory: dict, metadata: dict,
+                  funcs: dict, file: str) -> Thread:
+    """One thread's code (a thread group's member: with its ids, docs/litmus-format.md)."""
+    ctx = _Ctx(file, memory, metadata, ids)
+    ctext = _want(cnode, str, f"code of thread '{tname}'", file)
+    code: list[Instr] = []
+    defined: dict[str, int] = {}
+    flow = False
+    # only a literal block (|) keeps the file's lines; other scalars are one place
+    lines = [(cnode.line + 1 + off if cnode.literal else cnode.line, raw)
+             for off, raw in enumerate(ctext.splitlines())]
+    expanded, hidden = inline(lines, funcs, file, tname)
+    for line, raw, note in expanded:
+        if not strip_comment(raw).strip():
+            continue
+        try:
+            ins = parse_instr(raw, ctx, line)
+        except LitmusError as e:
+            if note is None:
+                raise
+            raise type(e)(f"{e.message} ({note})", file, e.line) from None
+        if ins.kind == "dma_sync":          # docs 16.1: lowered to load + store
+            reg = f"dma@{line}.{len(code)}"      # '@': no litmus register is named so
+            hidden = set(hidden) | {reg}
+            lo, st = lower_sync_dma(ins, reg)
+            defined[reg] = line
+            code.append(lo)
+            ins = st
+        if ins.kind in CF_KINDS:
+            flow = True
+        for used in ins.uses() if not flow else ():
+            if used not in defined:
+                raise LitmusError(f"register %{used} is used before it is defined in "
+                                  f"thread {tname}", file, line)
+        if ins.reg and not flow:
+            if ins.reg in defined:
+                raise LitmusError(f"register %{ins.reg} is defined twice in thread {tname} "
+                                  f"(first at line {defined[ins.reg]})", file, line)
+            defined[ins.reg] = line
+        code.append(ins)
+    if not code:
+        raise LitmusError(f"thread '{tname}' has no instructions", file, cnode.line)
+    if len(code) > MAX_INSTRS:
+        raise LitmusError(f"thread '{tname}' has {len(code)} instructions: at most "
+                          f"{MAX_INSTRS} are supported", file, cnode.line)
+    t = Thread(str(tname), place.get("agent", 0), place.get("cluster", 0),
+               place.get("workgroup", 0), place.get("wavefront"), code, knode.line, dict(plines),
+               group=group)
+    if any(i.kind in CF_KINDS for i in code):
+        analyse(t, file)      # docs/semantics.md section 15.1
+    if hidden:                          # 15.8: a callee's own registers are not shown
+        shown = t.out_regs if t.out_regs is not None else [i.reg for i in code if i.reg]
+        t.out_regs = [r for r in shown if r not in hidden]
+    if group is not None:     # docs/semantics.md 15.10 (R-spmd-site)
+        for pos, ins in enumerate(t.code):
+            if ins.kind == "barrier":
+                ins.site = (group, pos)
+    return t
+
+
+def _group_members(gname: str, spec: dict, place: dict, target: Optional[str], file: str,
+                   before: int) -> list:
+    """A thread group (docs/litmus-format.md "Thread groups"): `count` threads NAME0.. that
+    run one code, laid out `per_workgroup` to a workgroup (workgroup numbers from the
+    group's `workgroup`, default: all in one) and `lanes` to a wavefront (wavefront numbers
+    from the group's `wavefront`, default 0, in each workgroup). Returns (name, placement,
+    ids) per thread; ids are the values of the id intrinsics."""
+    cnode = spec["count"][1]
+    count = _want(cnode, int, f"{gname}.count", file)
+    if not 1 <= count <= MAX_THREADS:
+        raise LitmusError(f"{gname}.count must be between 1 and {MAX_THREADS} (got {count})",
+                          file, cnode.line)
+    if before + count > MAX_THREADS:
+        raise LitmusError(f"thread group {gname} brings the test to {before + count} threads: "
+                          f"at most {MAX_THREADS} are supported", file, cnode.line)
+
+    def key(k: str, default: int, lo: int, hi: int) -> int:
+        if k not in spec:
+            return default
+        n = spec[k][1]
+        v = _want(n, int, f"{gname}.{k}", file)
+        if not lo <= v <= hi:
+            raise LitmusError(f"{gname}.{k} must be between {lo} and {hi} (got {v})", file,
+                              n.line)
+        return v
+    wave_size = 32
+    if target is not None and int(re.fullmatch(r"gfx(\d{1,2})..", target).group(1)) < 10:
+        wave_size = 64
+    if "wave_size" in spec:
+        wn = spec["wave_size"][1]
+        wave_size = _want(wn, int, f"{gname}.wave_size", file)
+        if wave_size not in (32, 64):
+            raise LitmusError(f"{gname}.wave_size must be 32 or 64 (got {wave_size})", file,
+                              wn.line)
+    per_wg = key("per_workgroup", count, 1, count)
+    lanes = key("lanes", min(per_wg, wave_size), 1, wave_size)
+    out = []
+    for i in range(count):
+        wg, j = divmod(i, per_wg)
+        w, lane = divmod(j, lanes)
+        p = dict(place)
+        p["workgroup"] = place.get("workgroup", 0) + wg
+        p["wavefront"] = place.get("wavefront", 0) + w
+        ids = {"workitem": w * wave_size + lane, "workgroup": p["workgroup"], "lane": lane}
+        out.append((f"{gname}{i}", p, ids))
+    return out
 
 
 def _check_lds(threads: list[Thread], memory: dict[str, Location], file: str) -> None:

@@ -74,7 +74,13 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     if test_has_cflow(test):
         return _run_cflow(test, model, limit)
     t0 = time.perf_counter()
-    elab = elaborate(test, model)
+    try:
+        elab = elaborate(test, model)
+    except WaveDivergent:
+        # section 10.3 / 15.9 (R-cf-bar-wave): threads of one wave with different barrier
+        # instructions: the test's one path combination, judged as such (every execution
+        # undefined)
+        return _run_cflow(test, model, limit)
     limits.stage("enumeration (reference engine)")
     keys, _ = projection(test)
     wanted = wanted_states(test, keys)
