@@ -48,7 +48,7 @@ def test_semantics_doc_cites_existing_tests():
                                                       recursive=True)}
     doc = open(os.path.join(os.path.dirname(LITMUS), "docs", "semantics.md")).read()
     cited = re.findall(r"`((?:s000|s001|MP|SB|LB|IRIW|WRC|ISA2|2\+2W|R|S|Co[RW][RW]|RMW|CAS|"
-                       r"sync-as|one-as|lds|mmra|scope-mismatch|avnone|read-lo|volatile|async|bar)"
+                       r"sync-as|one-as|lds|mmra|scope-mismatch|avnone|read-lo|volatile|async|bar|spmd)"
                        r"[A-Za-z0-9+.\-_*]*)`", doc)
     assert len(cited) > 60
     for c in cited:
