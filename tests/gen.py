@@ -820,3 +820,98 @@ def cflow_symmetric_test(rng, name: str = "gen-sym") -> str:
     lines.append(f"unroll: {rng.choice([1, 2])}")
     lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
     return "\n".join(lines) + "\n"
+
+
+# ---- thread groups: one code, threads told apart by their ids (issue 28 item 2, docs §15.10)
+
+SPMD_IDS = [
+    ["%id = call i32 @llvm.amdgcn.workitem.id.x()"],
+    ["%id = call i32 @llvm.amdgcn.workgroup.id.x()"],
+    ["%lo = call i32 @llvm.amdgcn.mbcnt.lo(i32 -1, i32 0)",
+     "%id = call i32 @llvm.amdgcn.mbcnt.hi(i32 -1, i32 %lo)"],
+    ["%t = call i32 @llvm.amdgcn.workitem.id.x()", "%id = lshr i32 %t, 5"],     # wave number
+]
+
+
+def _spmd_arm(rng, what: str, n: list, kind: str) -> list:
+    if what == "bar":
+        return _cba_bar(rng, kind)
+    if what == "acc":
+        return [_cba_access(rng, "g", n, [], lds=False)]
+    return []
+
+
+def _spmd_code(rng, kind: str) -> list:
+    """A group's code: an id (workitem, workgroup, the mbcnt lane, the wave number), then a
+    branch on it around barriers and accesses (one arm, both arms, or none), sometimes a
+    loop whose trip count is the id's (1 or 2 trips), and an access after the join."""
+    n = [0]
+    code = ["entry:"] + rng.choice(SPMD_IDS)
+    if rng.random() < 0.4:
+        code.append(_cba_access(rng, "g", n, [], lds=False))
+    shape = rng.choice(["if", "if", "ifelse", "loop", "plain"])
+    if shape in ("if", "ifelse"):
+        other = rng.choice([0, 0, 1, 2, "%a"])
+        if other == "%a":       # a loaded value: the branch depends on the execution too
+            code.append('%a = load atomic i32, ptr addrspace(1) @f syncscope("agent") '
+                        'monotonic, align 4')
+        code.append(f"%c = icmp {rng.choice(['eq', 'ne', 'slt', 'ugt'])} i32 %id, {other}")
+        code.append("br i1 %c, label %then, label %else")
+        code.append("then:")
+        code += _spmd_arm(rng, rng.choice(["bar", "bar", "acc"]), n, kind)
+        code.append("br label %join")
+        code.append("else:")
+        code += _spmd_arm(rng, rng.choice(["bar", "acc", "none"]) if shape == "ifelse"
+                          else "none", n, kind)
+        code.append("br label %join")
+        code.append("join:")
+        if rng.random() < 0.5:
+            code.append("%p = phi i32 [ 1, %then ], [ 2, %else ]")
+    elif shape == "loop":
+        code.append("%lim = and i32 %id, 1")
+        code.append("br label %loop")
+        code.append("loop:")
+        code.append("%i = phi i32 [ 0, %entry ], [ %nx, %loop ]")
+        code += _cba_bar(rng, kind)
+        code.append("%nx = add i32 %i, 1")
+        code.append("%k = icmp sle i32 %nx, %lim")
+        code.append("br i1 %k, label %loop, label %done")
+        code.append("done:")
+    else:
+        code += _cba_bar(rng, kind)
+    code.append(_cba_access(rng, "g", n, [], lds=False))
+    return code
+
+
+def spmd_test(rng, name: str = "gen-spmd") -> str:
+    """A random small test with thread groups (docs/semantics.md 15.10): one or two groups
+    of 2-3 threads (their layout drawn: lanes, per_workgroup), sometimes next to one thread
+    written apart in the first group's wave, each group running a code that branches on an
+    id around barriers and accesses; the registers are per thread (`%v` + counter), so the
+    two engines must agree on the outcomes, the ids and the undefined behaviour
+    (wave-divergent where a wave's threads part at a barrier)."""
+    kind = rng.choice(["wg", "wg", "split"])
+    target = {"wg": rng.choice(["gfx942", "gfx1200"]), "split": "gfx1200"}[kind]
+    lines = [f"name: {name}", "description: generated", f"target: {target}", "memory:",
+             "  x: {space: global, init: 0}", "  f: {space: global, init: 0}", "threads:"]
+    ngroups = rng.choice([1, 1, 2])
+    total = 0
+    for g in range(ngroups):
+        count = rng.choice([2, 2, 3]) if ngroups == 1 else 2
+        total += count
+        lines.append(f"  {'GH'[g]}:")
+        lines.append(f"    count: {count}")
+        lanes = rng.choice([1, 2, count])
+        lines.append(f"    lanes: {lanes}")
+        if rng.random() < 0.3:
+            lines.append(f"    per_workgroup: {rng.randint(1, count)}")
+        lines.append(f"    workgroup: {g if rng.random() < 0.5 else 0}")
+        lines.append(f"    wavefront: {2 * g}")
+        lines.append("    code: |")
+        lines += [f"      {ln}" for ln in _spmd_code(rng, kind)]
+    if total < 4 and rng.random() < 0.3:
+        lines += ["  S:", "    workgroup: 0", "    wavefront: 0", "    code: |"]
+        lines += [f"      {ln}" for ln in rng.choice([_cba_bar(rng, kind), []])
+                  + [_cba_access(rng, "s", [0], [], lds=False)]]
+    lines.append("unroll: 2")
+    return "\n".join(lines) + "\n"
