@@ -217,3 +217,31 @@ threads:
 """
     r = run(text, engine)
     assert r.status == "pass" and r.ub is None
+
+
+def test_two_groups_in_one_workgroup_do_not_share_a_wave_by_default():
+    """A group's first wavefront defaults to the first number no earlier thread of its
+    workgroup names; `wavefront:` puts it where the test says."""
+    text = """\
+name: g
+memory:
+  x: {space: global}
+threads:
+  A:
+    count: 2
+    code: |
+      fence acquire
+  B:
+    count: 3
+    lanes: 2
+    code: |
+      fence acquire
+  C:
+    count: 2
+    wavefront: 0
+    code: |
+      fence acquire
+"""
+    t = parse_text(text, "g.yaml")
+    assert [(th.name, th.wavefront) for th in t.threads] == [
+        ("A0", 0), ("A1", 0), ("B0", 1), ("B1", 1), ("B2", 2), ("C0", 0), ("C1", 0)]

@@ -938,7 +938,7 @@ def _parse_text(text: str, file: str) -> Test:
         place = {k: _nonneg(spec[k][1], f"{tname}.{k}", file) for k in
                  ("agent", "cluster", "workgroup", "wavefront") if k in spec}
         plines = {k: spec[k][0].line for k in place}
-        members = (_group_members(tname, spec, place, target, file, len(threads)) if group
+        members = (_group_members(tname, spec, place, target, file, threads) if group
                    else [(str(tname), place, None)])
         for mname, mplace, ids in members:
             threads.append(_parse_thread(mname, knode, spec["code"][1], mplace, plines, ids,
@@ -1085,12 +1085,15 @@ def _parse_thread(tname: str, knode: Node, cnode: Node, place: dict, plines: dic
 
 
 def _group_members(gname: str, spec: dict, place: dict, target: Optional[str], file: str,
-                   before: int) -> list:
+                   earlier: list) -> list:
     """A thread group (docs/litmus-format.md "Thread groups"): `count` threads NAME0.. that
     run one code, laid out `per_workgroup` to a workgroup (workgroup numbers from the
     group's `workgroup`, default: all in one) and `lanes` to a wavefront (wavefront numbers
-    from the group's `wavefront`, default 0, in each workgroup). Returns (name, placement,
-    ids) per thread; ids are the values of the id intrinsics."""
+    from the group's `wavefront`; by default, in each workgroup, from the first number no
+    `earlier` thread of that workgroup names, so that two groups never share a wave unless
+    told to). Returns (name, placement, ids) per thread; ids are the values of the id
+    intrinsics."""
+    before = len(earlier)
     cnode = spec["count"][1]
     count = _want(cnode, int, f"{gname}.count", file)
     if not 1 <= count <= MAX_THREADS:
@@ -1126,7 +1129,13 @@ def _group_members(gname: str, spec: dict, place: dict, target: Optional[str], f
         w, lane = divmod(j, lanes)
         p = dict(place)
         p["workgroup"] = place.get("workgroup", 0) + wg
-        p["wavefront"] = place.get("wavefront", 0) + w
+        if "wavefront" in place:
+            base = place["wavefront"]
+        else:
+            key = (p.get("agent", 0), p.get("cluster", 0), p["workgroup"])
+            base = 1 + max((t.wavefront for t in earlier if t.wavefront is not None and
+                            (t.agent, t.cluster, t.workgroup) == key), default=-1)
+        p["wavefront"] = base + w
         ids = {"workitem": w * wave_size + lane, "workgroup": p["workgroup"], "lane": lane}
         out.append((f"{gname}{i}", p, ids))
     return out
