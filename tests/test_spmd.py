@@ -245,3 +245,28 @@ threads:
     t = parse_text(text, "g.yaml")
     assert [(th.name, th.wavefront) for th in t.threads] == [
         ("A0", 0), ("A1", 0), ("B0", 1), ("B1", 1), ("B2", 2), ("C0", 0), ("C1", 0)]
+
+
+def test_reference_engine_checks_convergence_on_its_own():
+    """The reference engine's own check (reference/barrier.py, written apart from the shared
+    elaboration's): on the one path combination of the both-arms test, T0 and T1 perform
+    s.barrier at two places of the group's code: divergent; at one place (the wave-uniform
+    test's waves): not; two threads written apart with one s.barrier each: not."""
+    from amdmm_smt.elaborate.barrier import WaveDivergent
+    from amdmm_smt.elaborate.cflow import combos
+    from amdmm_smt.reference.barrier import BarrierProgram
+
+    def combo(name):
+        t = parse_text(_spmd(name), "g.yaml")
+        (ct, cut), = list(combos(t, 2)[2])
+        return ct
+    with pytest.raises(WaveDivergent):
+        BarrierProgram._convergent(combo("spmd-lane-branch-both-arms-ub.yaml"), [0, 1])
+    ct = combo("spmd-wave-uniform-branch-MP.yaml")
+    BarrierProgram._convergent(ct, [0, 1])
+    BarrierProgram._convergent(ct, [2, 3])
+    with pytest.raises(WaveDivergent):
+        BarrierProgram._convergent(ct, [1, 2])      # two waves' paths: two places
+    apart = parse_text(open(os.path.join(ROOT, "litmus", "barrier",
+                                         "bar-MP-fences-wg.yaml")).read(), "a.yaml")
+    BarrierProgram._convergent(apart, [])

@@ -109,8 +109,13 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
     # threads of one thread group meet only at the same instruction of their code (docs
     # 15.10, R-spmd-site)
     for w, ths in enumerate(wave_threads):
-        first = ths[0]
-        for t in ths[1:]:
+        lead: dict = {}        # group -> its first thread in this wave
+        pairs = [(ths[0], t) for t in ths[1:]]
+        for t in ths:
+            g = test.threads[t].group
+            if g is not None and lead.setdefault(g, t) != t and lead[g] != ths[0]:
+                pairs.append((lead[g], t))
+        for first, t in pairs:
             same_code = (test.threads[t].group is not None
                          and test.threads[t].group == test.threads[first].group)
 

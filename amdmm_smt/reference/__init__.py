@@ -88,6 +88,8 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     try:
         found, an = reference_analysis(elab, limit)
         states, complete = sorted(found, key=state_sort_key), True
+    except WaveDivergent:       # this engine's own convergence check (reference/barrier.py)
+        return _run_cflow(test, model, limit)
     except ReferenceUnbounded as e:      # said as what it is, not as a solver giving up
         states, complete, thin_air, why = [], False, True, f"reference engine: {e}"
     except ReferenceUnsupported as e:
@@ -171,7 +173,14 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
             continue
         warnings += [w for w in elab.warnings if w not in warnings]
         try:
-            out, an, u = reference_analysis_ub(elab, limit)
+            try:
+                out, an, u = reference_analysis_ub(elab, limit)
+            except WaveDivergent as e:
+                # this engine's own convergence check (reference/barrier.py, section 15.10)
+                if bar_ub is None and has_execution(ct):
+                    bar_ub = bar_ub_record({"rule": "wave-divergent", "op": f"line {e.line}",
+                                            "run": [e.message + WAVE_UNIFORM]}, path)
+                continue
             if bar_ub is None and an is not None and an.ub_rule() is not None and (
                     out or has_execution(ct)):
                 rule = an.ub_rule()

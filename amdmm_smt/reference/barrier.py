@@ -4,6 +4,8 @@ execution-barrier model and its memory-model notes, S003 = PR 170447, UP§2.3).
 Written from section 10 and the seed documents, not from `encode/barrier.py`, and computed
 from the instructions themselves (`ir.Instr`: intrinsic names and arguments); the shared
 elaboration gives only threads, placement (`Elab.paths`), memory events and `contains`.
+Convergence within a wave (10.3, 15.10) is checked again here, on its own
+(`BarrierProgram._convergent`).
 
 1. `BarrierProgram` turns each wavefront's barrier instructions into barrier operations
    (10.3: per wave, one operation per instruction, `s.barrier` = arrive then wait, NULL
@@ -25,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..elaborate.barrier import WaveDivergent
 from ..ir import WAVEFRONT, WORKGROUP, CLUSTER, is_acquire, is_release
 from .common import ReferenceTooBig, _bits
 
@@ -77,6 +80,8 @@ class BarrierProgram:
                 wave_keys.append(k)
                 self.wave_threads.append([])
             self.wave_threads[wave_keys.index(k)].append(ti)
+        for ts in self.wave_threads:
+            self._convergent(test, ts)
         self.wave_wg = [paths[ts[0]][WORKGROUP] for ts in self.wave_threads]
         self.wave_cl = [paths[ts[0]][CLUSTER] for ts in self.wave_threads]
         self.ops: list[Op] = []
@@ -87,6 +92,32 @@ class BarrierProgram:
         self._implicit()
         self._events_around()
         self._eager_waits()
+
+    @staticmethod
+    def _convergent(test, ts: list) -> None:
+        """S002 "Barrier operations are convergent within a wave ... Thus, barrier operations
+        can only be performed in wave-uniform control flow" (docs 10.3, 15.9, 15.10): every
+        thread of the wave performs the same barrier instructions (intrinsic and arguments),
+        and two threads that run one group's code perform them at the same places of that
+        code (R-spmd-site: the parser's `site`, the instruction's place in the group's code
+        after inlining). Checked here on its own, every pair of the wave, after the shared
+        elaboration: a difference raises WaveDivergent, judged by the driver as undefined."""
+        def seq(ti, with_site):
+            return [(ins.intrinsic, ins.args) + ((ins.site,) if with_site else ())
+                    for ins in test.threads[ti].code if ins.kind == "barrier"]
+        for a in ts:
+            for b in ts:
+                if b <= a:
+                    continue
+                ga, gb = test.threads[a].group, test.threads[b].group
+                same = ga is not None and ga == gb
+                if seq(a, same) != seq(b, same):
+                    line = next((i.line for i in test.threads[a].code if i.kind == "barrier"),
+                                test.threads[a].line)
+                    na, nb = test.threads[a].name, test.threads[b].name
+                    raise WaveDivergent(f"threads {na} and {nb} share a wavefront but perform "
+                                        "different barrier operations (reference engine)",
+                                        test.file, line, (na, nb))
 
     def _eager_waits(self):
         """Partial-order reduction (clarified by the reference engine author; sound, not a
