@@ -270,3 +270,42 @@ def test_reference_engine_checks_convergence_on_its_own():
     apart = parse_text(open(os.path.join(ROOT, "litmus", "barrier",
                                          "bar-MP-fences-wg.yaml")).read(), "a.yaml")
     BarrierProgram._convergent(apart, [])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_group_members_compared_with_each_other_beside_a_thread_written_apart(engine):
+    """Wave 0 holds S (written apart, first) and the group's G0, G1. S performs one
+    s.barrier, so does each of G0 and G1, but in the two arms of a lane-id branch: S agrees
+    with each (intrinsics only, 10.3), the members disagree with each other (R-spmd-site):
+    every execution is undefined."""
+    text = """\
+name: mixed
+target: gfx1250
+memory:
+  x: {space: global}
+threads:
+  S:
+    wavefront: 0
+    code: |
+      call void @llvm.amdgcn.s.barrier()
+  G:
+    count: 2
+    wavefront: 0
+    code: |
+      entry:
+        %id = call i32 @llvm.amdgcn.workitem.id.x()
+        %c = icmp eq i32 %id, 0
+        br i1 %c, label %a, label %b
+      a:
+        call void @llvm.amdgcn.s.barrier()
+        br label %done
+      b:
+        call void @llvm.amdgcn.s.barrier()
+        br label %done
+      done:
+        ret void
+expect: undefined
+"""
+    r = run(text, engine)
+    assert r.status == "pass" and r.ub["rule"] == "wave-divergent", verdict_text(r)
+    assert "G0 and G1" in r.ub["run"][0]
