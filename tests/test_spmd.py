@@ -309,3 +309,18 @@ expect: undefined
     r = run(text, engine)
     assert r.status == "pass" and r.ub["rule"] == "wave-divergent", verdict_text(r)
     assert "G0 and G1" in r.ub["run"][0]
+
+
+def test_explain_says_undefined_not_forbidden(tmp_path):
+    """explain on a test whose every execution is wave-divergent answers UNDEFINED (it said
+    "FORBIDDEN by the structure of executions alone" before), text and JSON."""
+    import json
+    from click.testing import CliRunner
+    from amdmm_smt.cli import main
+    f = os.path.join(ROOT, "litmus", "spmd", "spmd-lane-branch-barrier-ub.yaml")
+    r = CliRunner().invoke(main, ["explain", f, "--outcome", "T0:%lo == 0"])
+    assert r.exit_code == 0 and "UNDEFINED: every execution of the test is undefined" in \
+        r.output and "FORBIDDEN" not in r.output, r.output
+    r = CliRunner().invoke(main, ["explain", "--json", f, "--outcome", "T0:%lo == 0"])
+    rec = json.loads(r.output.splitlines()[0])
+    assert rec["wave_divergent"]["every"] is True

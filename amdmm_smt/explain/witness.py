@@ -40,6 +40,9 @@ class Explanation:
     seconds: float = 0.0
     limit: Optional[str] = None            # --timeout / --memory stopped it (and where)
     closest: Optional[dict] = None         # unreachable: the closest candidate (closest())
+    # path combinations (a straight-line test: the test) whose waves diverge at a barrier:
+    # every execution of them is undefined (docs 10.3, 15.9, 15.10): (count, first message)
+    divergent: Optional[tuple] = None
 
     def record(self, timing: bool = True) -> dict:
         rec = {"name": self.test.name, "file": self.test.file, "model": self.model,
@@ -54,6 +57,10 @@ class Explanation:
             rec["minimal"] = self.minimal
             if self.closest is not None:
                 rec["closest"] = self.closest
+        if self.divergent is not None:
+            rec["wave_divergent"] = {"combinations": self.divergent[0],
+                                     "first": self.divergent[1],
+                                     "every": len(self.divergent) > 2}
         if self.limit:
             rec["limit"] = self.limit
         if timing:
@@ -152,9 +159,12 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
                      f"encoding (path combination {i + 1} of {len(combos)})")
         try:
             t = _Tracked(ct, model, cond)
-        except WaveDivergent:
+        except WaveDivergent as e:
             # docs 15.9: its waves diverge at a barrier, every execution of it is undefined
-            # (R-cf-bar-wave): no witness there, and nothing to forbid
+            # (R-cf-bar-wave): no witness there, and nothing to forbid; said in the answer
+            n = ex.divergent[0] + 1 if ex.divergent else 1
+            ex.divergent = (n, ex.divergent[1] if ex.divergent else
+                            f"line {e.line}: {e.message}")
             continue
         setups.append(t)
         limits.stage("solving")
@@ -170,6 +180,8 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
             return ex                              # the solver gave up: reachable None
         core |= t.core()
     ex.reachable = False
+    if ex.divergent is not None and not setups:      # every combination is undefined
+        ex.divergent = (ex.divergent[0], ex.divergent[1], True)
     order = [f for f in F.CATALOGUE if f in core] + sorted(f for f in core
                                                          if f not in F.CATALOGUE)
     if minimise:
@@ -685,6 +697,16 @@ def format_text(ex: Explanation) -> str:
         out.append("ALLOWED. A witness execution:")
         out += ["  " + ln for ln in format_witness(ex.witness)]
         return "\n".join(out)
+    if ex.divergent is not None:
+        why = (f"the threads of a wave perform different barrier operations (wave-divergent, "
+               f"{ex.divergent[1]}; S002 \"barrier operations can only be performed in "
+               "wave-uniform control flow\", docs/semantics.md 10.3, 15.9)")
+        if len(ex.divergent) > 2:
+            out.append(f"UNDEFINED: every execution of the test is undefined: {why}; no "
+                       "execution produces this outcome or any other")
+            return "\n".join(out)
+        out.append(f"Note: on {ex.divergent[0]} path combination(s) {why}: their executions "
+                   "are undefined and give no outcome; the answer below is about the others")
     if not ex.core:
         out.append("FORBIDDEN by the structure of executions alone (no execution of these "
                    "instructions produces these values, whatever the memory model)")
