@@ -10,6 +10,12 @@ Two layers:
   `GRACE` second after the deadline (or when its resident memory grows past the budget), for
   whatever stage does not check the deadline itself (Z3 preprocessing, the reference engine).
 Either way the test is reported `unknown` with the reason (`Result.limit`).
+
+The solver's watchdog (amdmm_smt/solve.py, `_Watchdog`) interrupts Z3 once the deadline has
+passed; whatever Z3 call it lands in (a check, a model evaluation, a push, a term, the listing
+propagator's callback) fails with Z3's "canceled". `cancel_reason` turns such a failure into
+the timeout it is when the deadline has passed (issue 28 item 4); a cancel before the deadline
+is not the limit's and stays an error.
 """
 
 from __future__ import annotations
@@ -41,10 +47,12 @@ def end() -> None:
 
 
 def stage(name: str) -> None:
+    """Enter a stage. The deadline is looked at first: one that passed before this call
+    passed during the stage before (the reason names that one)."""
+    check()
     _state["stage"] = name
     if _state["notify"] is not None:
         _state["notify"](name)
-    check()
 
 
 def current_stage() -> str:
@@ -68,6 +76,26 @@ def tick() -> None:
     _state["n"] += 1
     if _state["n"] & 127 == 0:
         check()
+
+
+def passed() -> bool:
+    """Has the deadline passed (False: no deadline)?"""
+    d = _state["deadline"]
+    return d is not None and time.perf_counter() >= d
+
+
+def is_cancel(e: BaseException) -> bool:
+    """Z3's answer to an interrupt: a Z3Exception 'canceled' (also 'push canceled' ...)."""
+    return type(e).__name__ == "Z3Exception" and "cancel" in str(e).lower()
+
+
+def cancel_reason(e: BaseException) -> Optional[str]:
+    """The timeout a Z3 failure stands for: a cancel once the deadline has passed (the
+    watchdog's interrupt, wherever it landed). None: not a cancel, or one before the
+    deadline (a genuine error)."""
+    if is_cancel(e) and passed():
+        return timeout_reason(_state["timeout"], _state["stage"])
+    return None
 
 
 def timeout_reason(timeout: float, stage: str) -> str:

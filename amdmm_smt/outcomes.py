@@ -306,13 +306,15 @@ def cf_verdicts(res: Result, test: Test, bound: int, cut, ub, complete: bool, st
         res.warnings.append(Warn("bound-assumed-all", "`bound: assume` assumed every "
                                  f"execution away (unroll: {bound}): no execution is left",
                                  test.file, test.line))
-        claims = (test.expect is not None or getattr(test, "outcomes", None) is not None
-                  or getattr(test, "undefined", None) is not None)
-        if claims:          # a test without a claim (section 13) is only warned about
-            res.verdicts.append(Verdict(
-                "bound", "some execution within bound", "fail",
-                f"every execution was assumed away by `bound: assume` (unroll: {bound}): the "
-                "expectations would hold vacuously; raise unroll, or check the loop can exit"))
+        # issue 28 item 5: no verdict is drawn from the empty set, claim or no claim: every
+        # expectation (also a claimless exists) is unknown, and so is the test (exit 1)
+        why = (f"every execution was assumed away by `bound: assume` (unroll: {bound}): "
+               "nothing is left to judge; raise unroll, or check the loop can exit")
+        for v in res.verdicts:
+            v.status, v.detail = "unknown", why
+        res.verdicts.append(Verdict("bound", "some execution within bound", "unknown", why))
+        res.complete = False
+        res.why = res.why or why
     if cut is not None:
         thread, block, line = cut
         res.verdicts.append(Verdict(

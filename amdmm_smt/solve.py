@@ -83,6 +83,18 @@ def set_params(s: z3.Solver, **kw) -> None:
         core.Z3_params_dec_ref(ctx, p)
 
 
+def model_of(s: z3.Solver) -> z3.ModelRef:
+    """s.model() with Z3's own error: z3py replaces every failure of the call by "model is
+    not available", also the cancel of an interrupt at the deadline (limits.cancel_reason).
+    An interrupt that lands between a check and this call discards the check's model ("there
+    is no current model"): past the deadline, that is the timeout too."""
+    try:
+        return z3.ModelRef(z3.z3core.Z3_solver_get_model(s.ctx.ref(), s.solver), s.ctx)
+    except z3.Z3Exception:
+        limits.check()
+        raise
+
+
 def _solver(x: Execution, timeout_ms: int, deciding: bool = False) -> z3.Solver:
     """deciding: the solver answers one query (_decide_params), set before the assertions."""
     # the SMT core without the tactic front end: as fast on big tests, twice as fast on the
@@ -119,13 +131,26 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
     except limits.LimitExceeded as e:
         return limit_result(test, model, e.reason, time.perf_counter() - t0)
     except (z3.Z3Exception, MemoryError) as e:
+        timed_out = limits.cancel_reason(e)
+        if timed_out is not None:         # the watchdog's interrupt, wherever it landed
+            return limit_result(test, model, timed_out, time.perf_counter() - t0)
         if not limits.is_out_of_memory(e):
             raise
         return limit_result(test, model, limits.memory_exceeded().reason,
                             time.perf_counter() - t0)
     finally:
+        if limits.passed():     # an interrupt at the deadline may be left in Z3: undo it
+            clear_cancel()
         if own:
             limits.end()
+
+
+def clear_cancel(ctx: Optional[z3.Context] = None) -> None:
+    """Undo an interrupt that landed outside a check. Z3 keeps it (every later model
+    evaluation or push of the context fails with 'canceled', and simplification stops early)
+    until a check ends; a check of an empty solver ends one at once. Without this a worker
+    process would carry the cancel into its next test (issue 28 item 4)."""
+    z3.SimpleSolver(ctx=ctx or z3.main_ctx()).check()
 
 
 def _check(s: z3.Solver) -> z3.CheckSatResult:
@@ -282,7 +307,7 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
                     return True, ""
                 if r == z3.unknown:
                     return False, _gave_up(s, dog.fired)
-                vals = proj.read(s.model())
+                vals = proj.read(model_of(s))
                 if vals not in seen:
                     if len(states) >= max_outcomes:
                         return False, f"stopped at {max_outcomes} outcomes"
@@ -309,7 +334,14 @@ def _bit_level(s: z3.Solver) -> bool:
     ctx, core = s.ctx.ref(), z3.z3core
     for a in s.assertions():
         core.Z3_goal_assert(ctx, g.goal, a.as_ast())
-    return z3.Probe("is-qfbv", s.ctx)(g) == 1.0
+    # the C API: z3py's Probe replaces any failure (the cancel of an interrupt at the
+    # deadline too) by "unknown probe"
+    p = core.Z3_mk_probe(ctx, "is-qfbv")
+    core.Z3_probe_inc_ref(ctx, p)
+    try:
+        return core.Z3_probe_apply(ctx, p, g.goal) == 1.0
+    finally:
+        core.Z3_probe_dec_ref(ctx, p)
 
 
 def _ast(ptr: int) -> z3.Ast:
@@ -429,8 +461,12 @@ class _Watchdog:
         return self
 
     def _run(self, left: float) -> None:
-        if self._stop.wait(left):
-            return
+        # fire only once the deadline has passed by limits' own clock: a cancel the watchdog
+        # causes is then always one after the deadline (limits.cancel_reason)
+        while left > 0:
+            if self._stop.wait(left):
+                return
+            left = limits.left() or 0.0
         self.fired = True
         while not self._stop.is_set():
             self.s.ctx.interrupt()
@@ -439,7 +475,10 @@ class _Watchdog:
     def check(self) -> z3.CheckSatResult:
         if self._thread is None:
             return _check(self.s)
-        if self.fired:
+        if self.fired or limits.passed():
+            # past the deadline nothing Z3 answers is trusted: an interrupt outside a check
+            # may have dropped an assertion (Z3_solver_assert under a cancel does nothing)
+            self.fired = True
             return z3.unknown
         r = self.s.check()
         if r == z3.unknown and "memory" in self.s.reason_unknown():
@@ -450,6 +489,8 @@ class _Watchdog:
         if self._thread is not None:
             self._stop.set()
             self._thread.join()
+            if self.fired:      # an interrupt may have landed outside a check: undo it
+                clear_cancel(self.s.ctx)
             left = limits.left()      # the checks after this one set their own timeout
             set_params(self.s,
                        timeout=max(1, int(min(max(left or 0, 0.001), 4e6) * 1000)))
@@ -566,7 +607,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
             if ub is None and x.cf_ub:
                 s.add(OR(*[u for u, _, _ in x.cf_ub]))
                 if _check(s) == z3.sat:
-                    m = s.model()
+                    m = model_of(s)
                     ub = next((t, ln) for u, t, ln in x.cf_ub
                               if z3.is_true(m.eval(u, model_completion=True)))
             continue
@@ -668,7 +709,7 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
         s.push()
         s.add(OR(*[u for u, _, _ in x.cf_ub]))
         if _check(s) == z3.sat:
-            m = s.model()
+            m = model_of(s)
             cf_ub = next((t, ln) for u, t, ln in x.cf_ub
                          if z3.is_true(m.eval(u, model_completion=True)))
         s.pop()
@@ -722,7 +763,7 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
             if r == z3.unknown:
                 complete, why = False, _gave_up(s)
             elif r == z3.sat:
-                states.append(tuple(zip(keys, proj.read(s.model()))))
+                states.append(tuple(zip(keys, proj.read(model_of(s)))))
             listed = False
         else:
             listed = False
@@ -731,7 +772,7 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
                 if r == z3.unknown:
                     complete, why = False, _gave_up(s)
                 elif r == z3.sat:
-                    states.append(tuple(zip(keys, proj.read(s.model()))))
+                    states.append(tuple(zip(keys, proj.read(model_of(s)))))
     else:
         thin_air = _thin_air(test, x, s, None)
         if not thin_air:

@@ -119,11 +119,14 @@ def test_bound_reached_fails_and_assume_passes(engine):
 
 
 @pytest.mark.parametrize("engine", [run_test, run_reference])
-def test_assume_that_leaves_nothing_fails(engine):
-    """docs 15.2 (issue 17): `bound: assume` assuming every execution away is no pass."""
+def test_assume_that_leaves_nothing_is_unknown(engine):
+    """docs 15.2 (issue 17, issue 28 item 5): `bound: assume` assuming every execution away
+    is no pass, and no fail either: nothing is judged from the empty set, every expectation
+    is unknown (exit 1)."""
     m = get_model(None)
     r = engine(parse_file(os.path.join(ROOT, "tests/cflow/spin-never-set.assume.yaml")), m)
-    assert r.status == "fail"
+    assert r.status == "unknown"
+    assert all(v.status == "unknown" for v in r.verdicts)
     assert any(v.kind == "bound" and "assumed away" in v.detail for v in r.verdicts)
     assert any(w.code == "bound-assumed-all" for w in r.warnings)
     r = engine(parse_file(os.path.join(ROOT, "litmus/cflow/MP+spin.agent.diff-wg.yaml")), m)

@@ -157,3 +157,30 @@ def test_the_cli_default_max_outcomes_is_the_tables():
     from amdmm_smt import cli
     from amdmm_smt.report import table
     assert cli.MAX_OUTCOMES == table.MAX_OUTCOMES
+
+
+def test_status_column_keeps_unknown_apart_from_the_name():
+    """Issue 28 item 7: `unknown` is seven letters, the column was seven wide: the narrow
+    view printed `unknownNAME`. Every status is followed by at least one space, and the
+    names start in one column."""
+    import io
+    from rich.console import Console
+    from amdmm_smt.frontend.litmus import parse_text
+    from amdmm_smt.model import get_model
+    from amdmm_smt.outcomes import limit_result
+    from amdmm_smt.report.table import print_table
+    from amdmm_smt.solve import run_test
+    text = ("name: {}\nmemory:\n  x: {{}}\nthreads:\n  T0:\n    workgroup: 0\n    code: |\n"
+            "      %r = load atomic i32, ptr addrspace(1) @x syncscope(\"agent\") monotonic\n"
+            "exists: \"T0:%r == 0\"\nexpect: allowed\n")
+    model = get_model(None)
+    ok = run_test(parse_text(text.format("PASSNAME"), "a.yaml"), model)
+    stopped = limit_result(parse_text(text.format("UNKNOWNNAME"), "b.yaml"), model,
+                           "timeout after 1 s during solving", 1.0)
+    assert (ok.status, stopped.status) == ("pass", "unknown")
+    out = io.StringIO()
+    print_table([ok, stopped], [], Console(file=out, width=60, color_system=None),
+                timing=False)
+    lines = out.getvalue().splitlines()
+    heads = [ln for ln in lines if ln.endswith("NAME")]
+    assert heads == ["pass    PASSNAME", "unknown UNKNOWNNAME"], lines

@@ -143,10 +143,19 @@ def test_no_traceback_in_a_fresh_interpreter():
 CFLOW = sorted(glob.glob(os.path.join(HERE, "cflow", "*.litmus")))
 
 
+# hand-derived: every execution of these needs more loop-header runs than the default bound
+# (while.litmus never exits; for.litmus tests its condition three times): `bound: assume`
+# leaves none, and nothing is judged from the empty set (issue 28 item 5): unknown, exit 1
+EMPTY_UNDER_DEFAULT_BOUND = {"while.litmus", "for.litmus"}
+
+
 @pytest.mark.parametrize("path", CFLOW, ids=[os.path.basename(f) for f in CFLOW])
 def test_control_flow_imports_and_verifies(path):
     r = CliRunner().invoke(main, ["verify", path])
-    assert r.exit_code == 0, r.output
+    empty = os.path.basename(path) in EMPTY_UNDER_DEFAULT_BOUND
+    assert r.exit_code == (1 if empty else 0), r.output
+    if empty:
+        assert "every execution was assumed away" in r.output, r.output
 
 
 def _outcomes(path):

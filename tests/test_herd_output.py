@@ -131,3 +131,23 @@ def test_json_and_format_herd_contradict():
     code, out = run("verify", "--json", "--format", "herd",
                     os.path.join(HERD, "MP+rel-acq.dev.diff-wg.litmus"))
     assert code == 2 and "contradict" in out
+
+
+def test_no_verdict_from_an_empty_set_in_any_format():
+    """Issue 28 item 5, hand-derived: tests/herd/cflow/while.litmus spins on x, which nothing
+    writes (only its initial 0), so the load reads 0 every time and the loop never exits:
+    every execution needs more iterations than any bound and `bound: assume` (herd7's
+    unrolling) leaves none. The file has no claim; still nothing may be said of the empty set:
+    unknown, exit 1, in the table, in JSON and as herd's `Undecided` (before: `No`, exit 0)."""
+    import json
+    f = os.path.join(ROOT, "tests", "herd", "cflow", "while.litmus")
+    code, out = run("verify", "--format", "herd", "--no-timing", f)
+    assert code == 1, out
+    assert "\nUndecided\n" in out and "\nNo\n" not in out and "\nOk\n" not in out, out
+    code, out = run("verify", "--json", "--no-timing", f)
+    assert code == 1, out
+    rec = json.loads(out.splitlines()[0])
+    assert rec["status"] == "unknown", rec
+    assert all(v["status"] == "unknown" for v in rec["verdicts"]), rec
+    code, out = run("verify", "--no-timing", f)
+    assert code == 1 and "bound-assumed-all" in out, out

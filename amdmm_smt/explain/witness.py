@@ -24,7 +24,7 @@ from .graph import effects
 from ..ir import CLUSTER, LEVEL_NAME, SYSTEM, WAVEFRONT, WORKGROUP, Condition, Test
 from ..model import Model
 from ..outcomes import format_state, projection
-from ..solve import cond_z3, set_params, signed, term_z3
+from ..solve import cond_z3, model_of, set_params, signed, term_z3
 
 
 @dataclass
@@ -118,7 +118,7 @@ class _Tracked:
         return {self.names[str(v)] for v in self.s.unsat_core()}
 
     def state(self) -> str:
-        return format_state(_state(self.s.model(), self.keys, self.zterms))
+        return format_state(_state(model_of(self.s), self.keys, self.zterms))
 
 
 def _combinations(test: Test):
@@ -171,7 +171,7 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
         r = t.check(t.order, deadline)
         if r == z3.sat:
             ex.reachable = True
-            ex.witness = witness(t.x, t.s.model())
+            ex.witness = witness(t.x, model_of(t.s))
             ex.seconds = time.perf_counter() - t0
             return ex
         if r != z3.unsat:
@@ -257,9 +257,14 @@ def _candidate(t: "_Tracked", drop: list, deadline: float) -> dict:
     def broken(m):
         return [(f, c) for f, _, c in inst if not _true(m, c)]
     set_params(s, timeout=int(max(0.001, deadline - time.perf_counter()) * 1000))
-    if s.check() != z3.sat:        # cannot happen: t.check said sat with the same constraints
+    r = s.check()
+    if r == z3.unknown:            # the deadline came first: no candidate in time
+        from .. import limits
+        limits.check()
+        return None
+    if r != z3.sat:                # cannot happen: t.check said sat with the same constraints
         raise AssertionError("closest candidate: the relaxed encoding is not satisfiable")
-    m = s.model()
+    m = model_of(s)
     bad = broken(m)
     minimal = True
     for _ in range(8):               # fewest broken instances: bound the count and re-solve
@@ -270,7 +275,7 @@ def _candidate(t: "_Tracked", drop: list, deadline: float) -> dict:
                    timeout=int(max(0.001, deadline - time.perf_counter()) * 1000))
         r = s.check()
         if r == z3.sat:
-            m = s.model()
+            m = model_of(s)
             bad = broken(m)
         else:
             minimal = r == z3.unsat

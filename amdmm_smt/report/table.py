@@ -209,13 +209,18 @@ def _table(results, console, timing, max_outcomes, several) -> None:
     console.print(table)
 
 
+STATUS_WIDTH = max(len(s) for s in ("pass", "fail", "unknown")) + 1
+
+
 def _blocks(results, console, timing, max_outcomes, several) -> None:
     """For narrow consoles: the status and the whole name on one line, then the outcomes and
     the expectations indented. Nothing is cut; long lines wrap."""
     from rich.text import Text
     for r in results:
         head = Text()
-        head.append(f"{r.status:<7}", style=STYLE[r.status])
+        # one column wide enough for the longest status and a space (issue 28 item 7:
+        # `unknown` is 7 letters and ran into the name)
+        head.append(f"{r.status:<{STATUS_WIDTH}}", style=STYLE[r.status])
         head.append(r.test.name, style="bold")
         if several:
             head.append(f"  (model {r.model})")

@@ -94,6 +94,10 @@ def _execute_call(task: Task, notify) -> Outcome:
         return None, None, _too_deep(t.file, t.line) if t is not None else \
             _too_deep(task.file or "<input>", 1)
     except Exception as e:  # never a traceback
+        timed_out = limits.cancel_reason(e)
+        if timed_out is not None:     # Z3 interrupted at the deadline (issue 28 item 4)
+            _clear_cancel()
+            return _TOLD[0], Stopped(timed_out), None
         if limits.is_out_of_memory(e):
             return _TOLD[0], Stopped(limits.memory_exceeded().reason), None
         return None, None, (f"{task.file or '<input>'}: internal error: "
@@ -112,6 +116,12 @@ def run_calls(calls: list[tuple], timeout: float, memory_mb: Optional[int], jobs
     tasks = [Task(i, f, None, None, timeout, memory_mb, call=(fn, args))
              for i, (f, fn, args) in enumerate(calls)]
     return run_tasks(tasks, jobs, done)
+
+
+def _clear_cancel() -> None:
+    """A worker runs the next test on the same Z3 context: undo the interrupt first."""
+    from ..solve import clear_cancel
+    clear_cancel()
 
 
 # An outcome: (test or None, Result or None, error message or None)
@@ -158,6 +168,11 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
         except RecursionError:
             return test, None, _too_deep(test.file, test.line)
         except Exception as e:  # never a traceback: report and fail the run
+            timed_out = limits.cancel_reason(e)
+            if timed_out is not None:     # Z3 interrupted at the deadline (issue 28 item 4)
+                _clear_cancel()
+                return test, limit_result(test, model, timed_out,
+                                          time.perf_counter() - t0), None
             if limits.is_out_of_memory(e):
                 return test, limit_result(test, model, limits.memory_exceeded().reason,
                                           time.perf_counter() - t0), None
