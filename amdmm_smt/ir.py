@@ -82,6 +82,10 @@ class Instr:
     # control flow (docs/semantics.md section 15): icmp / binop / select / phi / br / assume
     ops: tuple = ()                    # operands (int or Reg); phi: one per incoming label
     targets: tuple = ()                # br: successor labels; phi: incoming labels; label: name
+    # function calls (docs/semantics.md 15.8, R-call-async-seq): the call sites the instruction
+    # was inlined through (a tuple of call numbers, () for the thread's own code); an `enter`
+    # instruction (no event) marks where one execution of the body `frame` begins
+    frame: tuple = ()
 
     @property
     def reads(self) -> bool:

@@ -34,11 +34,15 @@ def test_the_call_form_of_s004s_example_is_the_hand_inlined_test():
 def test_inlined_code_is_the_written_out_code():
     t = parse_file(os.path.join(LIT, "calls", "MP+calls.agent.diff-wg.yaml"))
     p0, p1 = t.threads
-    assert [i.text for i in p0.code] == [
+    # docs R-call-async-seq: an `enter` (no event) marks where the call's body execution begins
+    assert p0.code[0].kind == "enter" and p0.code[0].frame == (1,)
+    assert [i.text for i in p0.code if i.kind != "enter"] == [
         "store i32 1, ptr addrspace(1) @x",
         'store atomic i32 1, ptr addrspace(1) @y syncscope("agent") release']
-    assert p1.code[0].reg == "f" and p1.code[0].loc == "y"    # the callee's %got is P1's %f
-    assert [i.reg for i in p1.code if i.reg] == ["f", "r"]
+    assert all(i.frame == (1,) for i in p0.code)
+    code1 = [i for i in p1.code if i.kind != "enter"]
+    assert code1[0].reg == "f" and code1[0].loc == "y"    # the callee's %got is P1's %f
+    assert [i.reg for i in code1 if i.reg] == ["f", "r"]
 
 
 MP_TWO_CALLS = """
@@ -147,5 +151,9 @@ def test_bad_definitions_are_errors_with_the_line(body, needle):
 def test_the_elaboration_sees_no_call():
     t = parse_file(os.path.join(LIT, "calls", "async-ordinary-call.yaml"))
     el = elaborate(t, get_model("seed"))
-    assert not any("@bar" in (i.text or "") for th in t.threads for i in th.code)
+    assert not any("@bar" in (i.text or "") for th in t.threads for i in th.code
+                   if i.kind != "enter")
     assert sum(1 for e in el.events if e.kind == "dma") >= 4
+    # the call's body execution is known (docs R-call-async-seq), not as an event
+    assert not any(e.kind == "enter" for e in el.events)
+    assert {e.body for e in el.events if e.kind == "dma"} == {0, 1}

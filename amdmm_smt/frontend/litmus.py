@@ -883,7 +883,10 @@ def _parse_text(text: str, file: str) -> Test:
         lines = [(cnode.line + 1 + off if cnode.literal else cnode.line, raw)
                  for off, raw in enumerate(ctext.splitlines())]
         expanded, hidden = inline(lines, funcs, file, tname)
-        for line, raw, note in expanded:
+        for line, raw, note, frame in expanded:
+            if raw is None:     # docs R-call-async-seq: an execution of a body begins (no event)
+                code.append(Instr("enter", line, note, frame=frame))
+                continue
             if not strip_comment(raw).strip():
                 continue
             try:
@@ -892,10 +895,12 @@ def _parse_text(text: str, file: str) -> Test:
                 if note is None:
                     raise
                 raise type(e)(f"{e.message} ({note})", file, e.line) from None
+            ins.frame = frame
             if ins.kind == "dma_sync":          # docs 16.1: lowered to load + store
                 reg = f"dma@{line}.{len(code)}"      # '@': no litmus register is named so
                 hidden = set(hidden) | {reg}
                 lo, st = lower_sync_dma(ins, reg)
+                lo.frame = st.frame = frame
                 defined[reg] = line
                 code.append(lo)
                 ins = st
