@@ -180,6 +180,7 @@ class Test:
     outcomes: Optional[list[Condition]] = None
     target_line: Optional[int] = None
     model_line: Optional[int] = None
+    model_written: Optional[str] = None   # `model:` as written (a model file: resolved in model)
     unroll: Optional[int] = None       # docs section 15: loop bound (None: the --unroll default)
     bound: str = "fail"                # fail | assume: executions past the bound
     unroll_line: Optional[int] = None

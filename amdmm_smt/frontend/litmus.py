@@ -6,6 +6,7 @@ unknown keys, unknown instructions and undeclared names are errors.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Optional
 
@@ -787,6 +788,12 @@ def _parse_text(text: str, file: str) -> Test:
         except ValueError as e:
             raise LitmusError(str(e), file, top["target"][1].line) from None
     model = _want(top["model"][1], str, "model", file) if "model" in top else None
+    model_written = model
+    if model and (os.path.sep in model or model.lower().endswith((".yaml", ".yml"))) \
+            and not os.path.isabs(model) and os.path.isfile(file):
+        # a model file is named relative to the test file (docs/litmus-format.md `model`):
+        # resolved here, so that every consumer of the test finds the same file
+        model = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(file)), model))
 
     # metadata nodes
     metadata: dict[str, tuple] = {}
@@ -996,6 +1003,7 @@ def _parse_text(text: str, file: str) -> Test:
                 silence=silence, unroll=unroll, unroll_line=unroll_line, bound=bound,
                 target_line=top["target"][0].line if "target" in top else None,
                 model_line=top["model"][0].line if "model" in top else None,
+                model_written=model_written,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,
                 exists=exists, expect=expect, outcomes=outcomes, undefined=undefined)
 
