@@ -6,7 +6,7 @@ Everything computed here is plain Python; only what can vary between executions 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from .barrier import BarrierInfo, elaborate_barriers
@@ -243,6 +243,7 @@ def elaborate(test: Test, model: Model) -> Elab:
     regs: dict[tuple[str, str], int] = {}
     comp: dict[tuple[str, str], Instr] = {}
     assumes: list = []
+    sync_as_async = model.options.async_model == "upstream-stages"
     for ti, t in enumerate(test.threads):
         # issue 18.5: an unrolled loop or an inlined call repeats a source line; each
         # iteration is its own event, named `T:LINE#k` (k-th execution of the line)
@@ -265,6 +266,8 @@ def elaborate(test: Test, model: Model) -> Elab:
                 continue
             if ins.kind == "barrier":
                 continue          # barrier operations: elab_barrier (not memory events)
+            if _part(ins) == ".w" and sync_as_async:
+                continue          # docs 16.1 R-dma-sync-upstream: the write is A.w (below)
             for (p, sfx) in ins.mmra:
                 if p == SYNC_AS_PREFIX and sfx not in SYNC_AS:
                     raise LitmusError(f"unknown address space '{sfx}' in "
@@ -279,6 +282,22 @@ def elaborate(test: Test, model: Model) -> Elab:
             if key in repeated:
                 seen_line[key] = seen_line.get(key, 0) + 1
                 e.label += f"#{seen_line[key]}"
+            if _part(ins) == ".r" and sync_as_async:
+                # docs 16.1 R-dma-sync-upstream: under upstream-stages a synchronous DMA is the
+                # asynchronous operation (I, A.r, A.w) with its own completion right after I
+                dst = t.code[pos + 1]
+                assert _part(dst) == ".w" and dst.line == ins.line
+                e.kind, e.loc, e.reads, e.writes, e.volatile = "dma_sync", None, False, False, False
+                e.label = f"{t.name}:{ins.line}" + e.label[len(f"{t.name}:{ins.line}.r"):]
+                e.instr = replace(ins, kind="dma_sync", reg=None,
+                                  args=(ins.intrinsic, ins.loc, dst.loc))
+                events.append(e)
+                ops = async_events(e, len(events))
+                for a in ops:
+                    a.volatile = ins.volatile     # S002: "They implement volatile (cpol bit 31)"
+                events.extend(ops)
+                regs[(t.name, ins.reg)] = ops[0].id
+                continue
             events.append(e)
             if ins.reg:
                 regs[(t.name, ins.reg)] = e.id
@@ -349,6 +368,15 @@ def async_hb_edges(el: Elab) -> list:
     per_function = el.model.options.async_calls == "per-function"
     file = el.test.file
     edges = []
+    for e in el.events:
+        if e.async_of is not None and el.events[e.async_of].kind == "dma_sync":
+            # docs 16.1 R-dma-sync-upstream: UP 2.4 "I happens-before A", and the completion
+            # the compiler ensures at once: A happens-before every later operation of the
+            # thread, as after a wait of its own with I's tags (not in any user sequence)
+            i = el.events[e.async_of]
+            edges.append((i.id, e.id))
+            edges += [(e.id, x.id) for x in el.events if x.thread == i.thread
+                      and x.async_of is None and x.pos > i.pos and compatible(i.tags, x.tags)]
     for ti, t in enumerate(el.test.threads):
         ev = {e.pos: e for e in el.events if e.thread == ti and e.async_of is None}
         stage_of, masks = {}, {}
@@ -370,7 +398,7 @@ def async_hb_edges(el: Elab) -> list:
         el.async_chains += [[(ti,) + k for k in ch] for ch in comp.chains()]
         waits = comp.waits()
         for e in el.events:
-            if e.thread != ti or e.async_of is None:
+            if e.thread != ti or e.async_of is None or el.events[e.async_of].kind != "dma":
                 continue
             p = e.pos
             edges.append((e.async_of, e.id))

@@ -17,7 +17,7 @@ import itertools
 from ..elaborate.events import compatible
 from .common import ReferenceUnsupported
 
-ASYNC_KINDS = ("dma", "dma_read", "dma_write", "asyncmark", "wait_asyncmark")
+ASYNC_KINDS = ("dma", "dma_sync", "dma_read", "dma_write", "asyncmark", "wait_asyncmark")
 
 # UP§2.4 stage table, bit -> stage (docs §11.2 table, third column)
 TENSOR, GLOBAL_LOAD, MCAST, GLOBAL_STORE, BUFFER_GLOBAL_LOAD = 0, 1, 2, 3, 5
@@ -170,6 +170,16 @@ class AsyncOps:
                 continue
             i = e.async_of
             hb[i] |= 1 << e.id                         # E-init: UP "I happens-before A"; S004 H2
+            if ev[i].kind == "dma_sync":
+                # docs 16.1 R-dma-sync-upstream (UP 2.4: "the compiler automatically ensures
+                # completion before their side-effects are used"): completed right after I,
+                # outside every asyncmark sequence: A before all that follows I in the
+                # thread, MMRA tags permitting (S001)
+                for x in ev:
+                    if (x.thread == ev[i].thread and not self.is_async_op(x.id)
+                            and self.elab.po(ev[i], x) and compatible(ev[i].tags, x.tags)):
+                        hb[e.id] |= 1 << x.id
+                continue
             completed = []                             # the waits A is completed-at
             for y in ev:
                 if y.kind != "wait_asyncmark":
