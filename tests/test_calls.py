@@ -166,6 +166,9 @@ CALL_PINS = sorted(f for f in os.listdir(os.path.join(LIT, "calls"))
                    if f.startswith("async-call-") and f.endswith(".yaml"))
 
 
+SAME_UNDER_BOTH = {"async-call-branch-wait.yaml"}
+
+
 def _calls_model(base: str, value: str):
     from dataclasses import replace
     m = get_model(base)
@@ -187,9 +190,13 @@ def test_call_pins_hold_in_both_engines_and_both_async_versions(name):
 
 @pytest.mark.parametrize("name", CALL_PINS)
 def test_each_call_pin_fails_under_the_other_reading(name):
-    """The twins pin a difference: each fails under the other value of async_calls."""
+    """The twins pin a difference: each fails under the other value of async_calls (except a
+    test whose marks and waits are all in one body, which pins the body a branch belongs to)."""
     t = parse_file(os.path.join(LIT, "calls", name))
     other = "per-function" if name.endswith(".inlined.yaml") else "inlined"
+    if name in SAME_UNDER_BOTH:      # one body makes every mark and wait: no difference
+        assert run_test(t, _calls_model("seed", other)).status == "pass"
+        return
     assert run_test(t, _calls_model("seed", other)).status == "fail"
 
 

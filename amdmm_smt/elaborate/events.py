@@ -323,16 +323,19 @@ def body_executions(code: list) -> list:
     the executions it has returned from."""
     stack = [((), 0)]                   # (static frame, execution number)
     out, n = [], 0
+
+    def back_to(frame) -> None:         # close the executions above the open one of `frame`
+        if any(fr == frame for fr, _ in stack):
+            while stack[-1][0] != frame:
+                stack.pop()
     for ins in code:
         f = ins.frame
         if ins.kind == "enter":
-            while len(stack) > 1 and stack[-1][0] != f[:-1]:
-                stack.pop()
+            back_to(f[:-1])
             n += 1
             stack.append((f, n))
         else:
-            while len(stack) > 1 and stack[-1][0] != f:
-                stack.pop()
+            back_to(f)
         out.append(stack[-1][1])
     return out
 
