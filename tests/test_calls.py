@@ -251,3 +251,18 @@ threads:
     for m in ("seed", "upstream-2026"):
         assert {dict(st)["T0:%r"] for st in both(t, m)} == {7, None}
         assert {dict(st)["T0:%r"] for st in both(t, _calls_model(m, "inlined"))} == {7}
+
+
+def test_async_calls_changes_nothing_without_calls():
+    """async_calls only splits sequences at calls: every async and forms corpus test (no
+    function calls) gives the same outcomes under both values, both async versions."""
+    import glob
+    files = sorted(glob.glob(os.path.join(LIT, "async", "*.yaml"))
+                   + glob.glob(os.path.join(LIT, "forms", "*.yaml")))
+    assert len(files) >= 40
+    for f in files:
+        t = parse_file(f)
+        base = "upstream-2026" if t.model == "upstream-2026" else "seed"
+        a = run_test(t, _calls_model(base, "per-function"))
+        b = run_test(t, _calls_model(base, "inlined"))
+        assert set(a.states) == set(b.states), f
