@@ -536,3 +536,20 @@ def test_engines_agree_on_generated_calls_with_async():
             differ += got["per-function"] != got["inlined"]
     print(f"\ncalls async differential: {compared} compared, {differ} differ by async_calls")
     assert compared == 4 * CALLS_N and differ >= CALLS_N // 8
+
+
+def test_engines_agree_on_generated_calls_with_async_done_edges_first():
+    """The same generated call tests under async_done_edges: first (R-async-done-every's
+    earlier reading) with the per-function sequences: the engines agree."""
+    from dataclasses import replace as _replace
+    from amdmm_smt.reference import run_reference
+    from .gen_async_calls import calls_examples
+    for text in calls_examples(CALLS_N // 2, seed=1):
+        for m in ASYNC_MODELS:
+            base = _with_calls(m, "per-function")
+            model = _replace(base, options=_replace(base.options, async_done_edges="first"))
+            t = parse_text(text, "gen.yaml")
+            a = set(run_test(t, model, timeout=120).states)
+            b = set(run_reference(t, model, limit=200_000).states)
+            assert a == b, f"model {m}+first\n{text}\nsmt only / reference only: " \
+                           f"{(a - b, b - a)}"
