@@ -266,3 +266,15 @@ def test_async_calls_changes_nothing_without_calls():
         a = run_test(t, _calls_model(base, "per-function"))
         b = run_test(t, _calls_model(base, "inlined"))
         assert set(a.states) == set(b.states), f
+
+
+def test_explain_names_the_unspecified_completion_it_chose():
+    """An `explain` witness says which unspecified completion its execution takes (docs
+    R-call-async-seq): in async-call-nested, r1 undef and r3 7 need inner's mark completed at
+    the thread's last wait, not at outer's."""
+    from amdmm_smt.explain.witness import explain, format_text, parse_outcome
+    t = parse_file(os.path.join(LIT, "calls", "async-call-nested.yaml"))
+    ex = explain(t, get_model("seed"), parse_outcome(t, "T0:%r1 == undef && T0:%r3 == 7"))
+    text = format_text(ex)
+    assert "ALLOWED" in text
+    assert "unspecified completion (R-call-async-seq): asyncmark T0:20 completed at T0:44" in text
