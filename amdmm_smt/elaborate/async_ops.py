@@ -88,6 +88,18 @@ class Completion:
                     seq = seqs.get((bodies[pos], s), [])      # S004: "the sequence associated
                     while len(seq) > n:                       # with the currently executing
                         self.removed[(seq.pop(0), s)] = pos   # function body"
+        # per operation: the earliest removal of a mark tracking it, per body execution, and
+        # the marks tracking it (position, stage, body), in program order
+        self._first_removal: dict = {}
+        self._marks_of: dict = {}
+        for (m, s), cov in sorted(self.covers.items(), key=repr):
+            r = self.removed.get((m, s))
+            for a in cov:
+                self._marks_of.setdefault(a, []).append((m, s, bodies[m]))
+                if r is not None:
+                    d = self._first_removal.setdefault(a, {})
+                    if bodies[m] not in d or r < d[bodies[m]]:
+                        d[bodies[m]] = r
 
     def stage(self, a: int):
         return self.stage_of[a] if self.staged else SEED_STAGE
@@ -104,12 +116,10 @@ class Completion:
         program-ordered after A's instruction, is no longer in that body's sequence after y
         (UP 2.4 "completed-at ... in the same function body"; removed at y or an earlier wait
         of the body: R-async-done-every)."""
-        s = self.stage(a)
-        if self.ignores(y, s):
+        if self.ignores(y, self.stage(a)):
             return False
-        return any(a in cov and m < y and self.body[m] == self.body[y]
-                   and (m, s) in self.removed and self.removed[(m, s)] <= y
-                   for (m, s2), cov in self.covers.items() if s2 == s)
+        r = self._first_removal.get(a, {}).get(self.body[y])
+        return r is not None and r <= y        # removed at y or before: the mark precedes y
 
     def unspecified(self, a: int, y: int) -> list:
         """The marks (as choice keys (m, s, y)) through which A may or may not be completed at
@@ -117,11 +127,10 @@ class Completion:
         execution than y's (UP 2.4: "it is unspecified whether X is completed-at D" /
         "whether B and C in bar() are completed-at Y, because they are not included in the
         sequence that can be examined at Y"; docs R-call-async-seq)."""
-        s = self.stage(a)
-        if self.ignores(y, s):
+        if self.ignores(y, self.stage(a)):
             return []
-        return [(m, s, y) for (m, s2), cov in sorted(self.covers.items(), key=repr)
-                if s2 == s and a in cov and m < y and self.body[m] != self.body[y]]
+        return [(m, s, y) for (m, s, b) in self._marks_of.get(a, ())
+                if m < y and b != self.body[y]]
 
     def chains(self) -> list:
         """For each mark (and stage) that tracks an operation, the waits of other body
