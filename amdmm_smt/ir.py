@@ -87,6 +87,10 @@ class Instr:
     # group; None elsewhere. Two threads of one wave meet at a barrier only at the same site
     # (docs/semantics.md 15.10, R-spmd-site)
     site: Optional[tuple] = None
+    # function calls (docs/semantics.md 15.8, R-call-async-seq): the call sites the instruction
+    # was inlined through (a tuple of call numbers, () for the thread's own code); an `enter`
+    # instruction (no event) marks where one execution of the body `frame` begins
+    frame: tuple = ()
 
     @property
     def reads(self) -> bool:
@@ -183,6 +187,7 @@ class Test:
     outcomes: Optional[list[Condition]] = None
     target_line: Optional[int] = None
     model_line: Optional[int] = None
+    model_written: Optional[str] = None   # `model:` as written (a model file: resolved in model)
     unroll: Optional[int] = None       # docs section 15: loop bound (None: the --unroll default)
     bound: str = "fail"                # fail | assume: executions past the bound
     unroll_line: Optional[int] = None

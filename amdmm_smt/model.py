@@ -102,6 +102,12 @@ class Options:
     # to: every instance of the initiating thread ("thread"), or, the cautious reading of UP's
     # "executes outside the thread", none below workgroup ("workgroup").
     async_scope: str = "thread"
+    # docs/semantics.md R-call-async-seq (§15.8, §11.4): the asyncmark sequence of each function
+    # body ("per-function": S004 "a sequence of asyncmarks during the execution of a function
+    # body, which excludes any asyncmarks produced by calls to other functions"; what UP 2.4
+    # leaves unspecified across bodies goes both ways) or one sequence for the thread, the
+    # calls inlined first ("inlined": the compiler's view after inlining).
+    async_calls: str = "per-function"
     # Default target when a test names none.
     default_target: str = "gfx1250"
 
@@ -118,7 +124,8 @@ CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")
            "async_model": ("seed-004", "upstream-stages"),
            "lds_scope": ("instruction", "data", "avvis"),
            "async_scope": ("thread", "workgroup"),
-           "async_done_edges": ("first", "every")}
+           "async_done_edges": ("first", "every"),
+           "async_calls": ("per-function", "inlined")}
 
 
 def option_table() -> list[tuple[str, list[str]]]:

@@ -2,12 +2,15 @@
 engines; prints the count of disagreements (target: 0) and writes each one to a directory.
 
     python3 benchmarks/differential.py --count 10000 [--seed 1] [--out /tmp/disagreements]
-        [--family mixed|plain|async|async-rich|async-multiwait] [--barriers N]
+        [--family mixed|plain|async|async-rich|async-multiwait|calls] [--barriers N]
 
 Families: `plain` (tests/gen.py `litmus`: 2-4 threads, tags, LDS), `async` (tests/gen.py
 `gen_async`), `async-rich` (tests/gen_async_rich.py: async with MMRA tags, atomics, fences,
 another workgroup), `async-multiwait` (tests/gen_async_rich.py `gen_async_multiwait`: several
-differently tagged waits after a copy, issue 17 items 3 and 4), `mixed` (default: half plain, a quarter each async family).
+differently tagged waits after a copy, issue 17 items 3 and 4), `calls` (tests/gen_async_calls.py:
+functions that copy, mark and wait, nested, branchy and in loops, under seed, upstream-2026 and
+the inlined reading; docs R-call-async-seq), `mixed` (default: half plain, a quarter each async
+family).
 
 --barriers N adds N generated execution-barrier tests (tests/gen.py barrier_test, and every
 other one barrier_choice_test: unequal signal / wait patterns around barrier-ordered atomics,
@@ -40,7 +43,8 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="/tmp/amdmm-disagreements")
-    ap.add_argument("--family", choices=["mixed", "plain", "async", "async-rich", "async-multiwait"],
+    ap.add_argument("--family", choices=["mixed", "plain", "async", "async-rich", "async-multiwait",
+                                         "calls"],
                     default="mixed")
     ap.add_argument("--barriers", type=int, default=0)
     a = ap.parse_args()
@@ -59,6 +63,22 @@ def main() -> None:
         fam = a.family
         if fam == "mixed":
             fam = rnd.choice(["plain", "plain", "async", "async-rich"])
+        if fam == "calls":
+            from tests.gen_async_calls import calls_test
+            from tests.test_differential import cf_disagreement
+            text = calls_test(rnd, f"diff-{i}")
+            model = rnd.choice(["seed", "upstream-2026",
+                                os.path.join(ROOT, "litmus", "calls", "inlined-calls.model")])
+            per_family[fam] = per_family.get(fam, 0) + 1
+            d = cf_disagreement(text, model)
+            if d in ("too big", "refused"):
+                skipped += 1
+            elif d is not None:
+                bad += 1
+                with open(os.path.join(a.out, f"diff-{i}.{os.path.basename(model)}.yaml"),
+                          "w") as f:
+                    f.write(f"# model: {model}\n# smt / reference: {d}\n{text}")
+            continue
         if fam == "plain":
             g = strat.example()
         elif fam == "async":

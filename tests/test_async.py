@@ -185,3 +185,78 @@ def test_pipeline_loop_agrees_with_hand_unrolled(engine):
         return {tuple((k, v) for k, v in st if k in ("@l0", "@l1", "@l2")) for st in r.states}
     assert loop.status == flat.status == "pass"
     assert slots(loop) == slots(flat)
+
+
+# ---- synchronous LDS DMA per model version (issue 31 item 3; docs 16.1) -----------------------
+
+FORMS = os.path.join(os.path.dirname(ROOT), "forms")
+SYNC_TWINS = sorted(glob.glob(os.path.join(FORMS, "sync-dma-*.seed.yaml"))
+                    + glob.glob(os.path.join(FORMS, "sync-dma-*.upstream.yaml")))
+
+
+@pytest.mark.parametrize("path", SYNC_TWINS, ids=[os.path.basename(f) for f in SYNC_TWINS])
+def test_sync_dma_twins_hold_in_both_engines_and_fail_under_the_other_version(path):
+    """docs 16.1: R-dma-sync (seed: a load and a store in program order) and
+    R-dma-sync-upstream (upstream-2026: the async operation, outside program order, completed
+    at once) each pinned by a twin that fails under the other version."""
+    from amdmm_smt.reference import run_reference
+    t = parse_file(path)
+    own = get_model(t.model or "seed")
+    for r in (run_test(t, own, timeout=120), run_reference(t, own)):
+        assert r.status == "pass", verdict_text(r)
+    other = "upstream-2026" if path.endswith(".seed.yaml") else "seed"
+    assert run_test(t, get_model(other), timeout=120).status == "fail"
+
+
+SYNC_CODES = [
+    ["store i32 5, ptr addrspace(1) @g", "{dma}", "%r0 = load i32, ptr addrspace(3) @l"],
+    ["{dma}", "%r0 = load i32, ptr addrspace(3) @l", "store i32 5, ptr addrspace(1) @g",
+     "{dma}", "%r1 = load i32, ptr addrspace(3) @l"],
+    ['{dma}, !mmra !{{!"foo", !"bar"}}',
+     '%r0 = load i32, ptr addrspace(3) @l, !mmra !{{!"foo", !"baz"}}',
+     "%r1 = load i32, ptr addrspace(3) @l"],
+]
+SYNC = "call void @llvm.amdgcn.load.to.lds.p1(ptr addrspace(1) @g, ptr addrspace(3) @l, i32 4, " \
+       "i32 0, i32 0)"
+ASYNC = SYNC.replace("load.to.lds", "load.async.to.lds")
+
+
+@pytest.mark.parametrize("code", SYNC_CODES)
+def test_sync_dma_is_the_async_copy_with_its_own_completion_under_upstream(code):
+    """R-dma-sync-upstream: under upstream-2026 a synchronous copy gives what the asynchronous
+    one followed by asyncmark + wait.asyncmark(0) with the call's tags gives (in programs with
+    no asyncmark of their own, where that wait disturbs no sequence); under the seed model
+    too (R-dma-sync's argument: a seed-004 copy completed at once)."""
+    from amdmm_smt.reference import run_reference
+    text = """name: t
+memory:
+  g: {{space: global, init: 7}}
+  l: {{space: local, init: 0}}
+threads:
+  T0:
+    code: |
+{code}
+"""
+    def prog(dma, tail):
+        lines = []
+        for c in code:
+            line = c.format(dma=dma)
+            lines.append(line)
+            if c.startswith("{dma}"):
+                tags = line[len(dma):]
+                lines += [t + tags for t in tail]
+        return text.format(code="".join(f"      {ln}\n" for ln in lines))
+    sync = parse_text(prog(SYNC, []), "s.yaml")
+    asy = parse_text(prog(ASYNC, ["call void @llvm.amdgcn.asyncmark()",
+                                  "call void @llvm.amdgcn.wait.asyncmark(i16 0)"]), "a.yaml")
+    for name in ("upstream-2026", "seed"):
+        # under seed-004 the async copy is program-ordered at its instruction, so the same
+        # equality holds with the load + store lowering (docs 16.1, R-dma-sync)
+        m = get_model(name)
+        want = set(run_test(asy, m).states)
+        assert set(run_test(sync, m).states) == want == set(run_reference(sync, m).states)
+    want = set(run_test(asy, get_model("upstream-2026")).states)
+    # the seed model keeps the copy in program order (R-dma-sync): the first program reads 5
+    if code is SYNC_CODES[0]:
+        assert set(run_test(sync, get_model("seed")).states) == {(("T0:%r0", 5),)}
+        assert want == {(("T0:%r0", None),)}

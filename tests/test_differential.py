@@ -538,3 +538,59 @@ def test_engines_agree_on_generated_thread_groups():
           f"reference; {dict(rules)}")
     assert compared >= SPMD_N * 3 // 4
     assert rules[("wave-divergent", True)] and rules[("-", None)]
+
+
+# ---- calls with async copies, marks and waits (issue 28 item 1, docs R-call-async-seq) -------
+
+CALLS_N = int(os.environ.get("AMDMM_ASYNC_CALLS_EXAMPLES", "40"))
+
+
+def _with_calls(m: str, value: str):
+    from dataclasses import replace as _replace
+    base = get_model(m)
+    return _replace(base, name=f"{m}+{value}", options=_replace(base.options, async_calls=value))
+
+
+def test_engines_agree_on_generated_calls_with_async():
+    """Generated tests whose functions make copies, marks and waits (tests/gen_async_calls.py),
+    nested and in loops, under both async versions and both values of async_calls: the
+    engines (each computing the per-body sequences and the unspecified completions itself)
+    agree on every one, and the generator reaches the reading: some outcomes differ between
+    per-function and inlined."""
+    from amdmm_smt.reference import run_reference
+    from .gen_async_calls import calls_examples
+    compared = differ = 0
+    for text in calls_examples(CALLS_N, seed=0):
+        for m in ASYNC_MODELS:
+            got = {}
+            for value in ("per-function", "inlined"):
+                model = _with_calls(m, value)
+                t = parse_text(text, "gen.yaml")
+                smt = run_test(t, model, timeout=120)
+                ref = run_reference(t, model, limit=200_000)
+                assert smt.complete and ref.complete, f"model {m}+{value}\n{text}\n{ref.why}"
+                a, b = set(smt.states), set(ref.states)
+                assert a == b, f"model {m}+{value}\n{text}\nsmt only / reference only: " \
+                               f"{(a - b, b - a)}"
+                got[value] = a
+                compared += 1
+            differ += got["per-function"] != got["inlined"]
+    print(f"\ncalls async differential: {compared} compared, {differ} differ by async_calls")
+    assert compared == 4 * CALLS_N and differ >= CALLS_N // 8
+
+
+def test_engines_agree_on_generated_calls_with_async_done_edges_first():
+    """The same generated call tests under async_done_edges: first (R-async-done-every's
+    earlier reading) with the per-function sequences: the engines agree."""
+    from dataclasses import replace as _replace
+    from amdmm_smt.reference import run_reference
+    from .gen_async_calls import calls_examples
+    for text in calls_examples(CALLS_N // 2, seed=1):
+        for m in ASYNC_MODELS:
+            base = _with_calls(m, "per-function")
+            model = _replace(base, options=_replace(base.options, async_done_edges="first"))
+            t = parse_text(text, "gen.yaml")
+            a = set(run_test(t, model, timeout=120).states)
+            b = set(run_reference(t, model, limit=200_000).states)
+            assert a == b, f"model {m}+first\n{text}\nsmt only / reference only: " \
+                           f"{(a - b, b - a)}"

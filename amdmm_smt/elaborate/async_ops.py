@@ -48,36 +48,112 @@ def dma_stage(base: str, target) -> int:
     return rule
 
 
-# ---- static completion (docs 11.4) ----------------------------------------------------------
+# ---- static completion (docs 11.4, R-call-async-seq) -----------------------------------------
 
-def completion(code: list, stage_of: dict, masks: dict, staged: bool) -> dict:
-    """Per thread: for each async instruction position, the position of the first wait at
-    which it is completed (absent: never).
+class Completion:
+    """What the program text says about completion, for one thread (docs 11.4):
 
-    code: the thread's instructions; stage_of[pos]: the stage of the DMA at pos; masks[pos]:
-    the mask of a mark / (N, mask) of a wait. staged: UP 2.4 (one sequence per stage) or
-    seed-004 (one sequence, masks ignored: docs R-async-seed-mask)."""
-    seqs: dict = {}        # stage -> list of covered-op lists (one per mark, oldest first)
-    ops: dict = {}         # stage -> ops initiated so far
-    done: dict = {}
-    stages = sorted(set(stage_of.values())) if staged else [SEED_STAGE]
-    for pos, ins in enumerate(code):
-        if ins.kind == "dma":
-            s = stage_of[pos] if staged else SEED_STAGE
-            ops.setdefault(s, []).append(pos)                 # S004: tracked by later marks
-        elif ins.kind == "asyncmark":
-            (k,) = masks[pos]
-            for s in stages:
-                if staged and k >> s & 1:                     # UP 2.4: the mask omits s
-                    continue
-                seqs.setdefault(s, []).append(list(ops.get(s, [])))
-        elif ins.kind == "wait_asyncmark":
-            n, k = masks[pos]
-            for s in stages:
-                if staged and k >> s & 1:                     # UP 2.4: the wait ignores s
-                    continue
-                seq = seqs.get(s, [])
-                while len(seq) > n:                           # S004 "at most N outstanding"
-                    for a in seq.pop(0):
-                        done.setdefault(a, pos)               # completed-at this wait
-    return done
+    covers[(m, s)]    the async instructions (positions) of stage s program-ordered before the
+                      asyncmark at m (S004 "tracks all the async operations that are
+                      program-ordered before that asyncmark", whatever body they are in);
+    removed[(m, s)]   the wait (position) that removed that mark from the sequence of its own
+                      body's execution (UP 2.4 completed-at; absent: never removed);
+    body[pos]         the body execution of each instruction (0 without calls or when inlined).
+    """
+
+    def __init__(self, code, stage_of, masks, staged, bodies):
+        self.code, self.stage_of, self.masks, self.staged = code, stage_of, masks, staged
+        self.body = bodies
+        self.stages = sorted(set(stage_of.values())) if staged else [SEED_STAGE]
+        self.covers: dict = {}
+        self.removed: dict = {}
+        seqs: dict = {}        # (body, stage) -> marks (positions), oldest first
+        ops: dict = {}         # stage -> ops initiated so far (every body)
+        for pos, ins in enumerate(code):
+            if ins.kind == "dma":
+                s = stage_of[pos] if staged else SEED_STAGE
+                ops.setdefault(s, []).append(pos)             # S004: tracked by later marks
+            elif ins.kind == "asyncmark":
+                (k,) = masks[pos]
+                for s in self.stages:
+                    if staged and k >> s & 1:                 # UP 2.4: the mask omits s
+                        continue
+                    self.covers[(pos, s)] = list(ops.get(s, []))
+                    seqs.setdefault((bodies[pos], s), []).append(pos)
+            elif ins.kind == "wait_asyncmark":
+                n, k = masks[pos]
+                for s in self.stages:
+                    if self.ignores(pos, s):
+                        continue
+                    seq = seqs.get((bodies[pos], s), [])      # S004: "the sequence associated
+                    while len(seq) > n:                       # with the currently executing
+                        self.removed[(seq.pop(0), s)] = pos   # function body"
+        # per operation: the earliest removal of a mark tracking it, per body execution, and
+        # the marks tracking it (position, stage, body), in program order
+        self._first_removal: dict = {}
+        self._marks_of: dict = {}
+        for (m, s), cov in sorted(self.covers.items(), key=repr):
+            r = self.removed.get((m, s))
+            for a in cov:
+                self._marks_of.setdefault(a, []).append((m, s, bodies[m]))
+                if r is not None:
+                    d = self._first_removal.setdefault(a, {})
+                    if bodies[m] not in d or r < d[bodies[m]]:
+                        d[bodies[m]] = r
+
+    def stage(self, a: int):
+        return self.stage_of[a] if self.staged else SEED_STAGE
+
+    def ignores(self, y: int, s) -> bool:
+        """UP 2.4: a wait ignores the stages its mask names (seed-004: none, R-async-seed-mask)."""
+        return self.staged and self.masks[y][1] >> s & 1
+
+    def waits(self) -> list:
+        return [q for q in sorted(self.masks) if self.code[q].kind == "wait_asyncmark"]
+
+    def definite(self, a: int, y: int) -> bool:
+        """A (at a) is completed-at the wait y: a mark X of y's body execution, in A's stage,
+        program-ordered after A's instruction, is no longer in that body's sequence after y
+        (UP 2.4 "completed-at ... in the same function body"; removed at y or an earlier wait
+        of the body: R-async-done-every)."""
+        if self.ignores(y, self.stage(a)):
+            return False
+        r = self._first_removal.get(a, {}).get(self.body[y])
+        return r is not None and r <= y        # removed at y or before: the mark precedes y
+
+    def unspecified(self, a: int, y: int) -> list:
+        """The marks (as choice keys (m, s, y)) through which A may or may not be completed at
+        y: marks program-ordered after A's instruction and before y made in another body
+        execution than y's (UP 2.4: "it is unspecified whether X is completed-at D" /
+        "whether B and C in bar() are completed-at Y, because they are not included in the
+        sequence that can be examined at Y"; docs R-call-async-seq)."""
+        if self.ignores(y, self.stage(a)):
+            return []
+        return [(m, s, y) for (m, s, b) in self._marks_of.get(a, ())
+                if m < y and b != self.body[y]]
+
+    def chains(self) -> list:
+        """For each mark (and stage) that tracks an operation, the waits of other body
+        executions after it where its completion is unspecified, in program order: a mark
+        completed at one of them is completed at every later one (S004: a mark is completed
+        when the operations it tracks "are reported by the implementation as having
+        finished", which stays so)."""
+        out = []
+        for (m, s), cov in sorted(self.covers.items(), key=repr):
+            if not cov:
+                continue
+            ch = [(m, s, y) for y in self.waits()
+                  if y > m and self.body[y] != self.body[m] and not self.ignores(y, s)]
+            if ch:
+                out.append(ch)
+        return out
+
+
+def completion(code: list, stage_of: dict, masks: dict, staged: bool,
+               bodies: list | None = None) -> Completion:
+    """Per thread: the static completion facts (docs 11.4). code: the thread's instructions;
+    stage_of[pos]: the stage of the DMA at pos; masks[pos]: the mask of a mark / (N, mask) of
+    a wait. staged: UP 2.4 (one sequence per stage) or seed-004 (one sequence, masks ignored:
+    docs R-async-seed-mask). bodies[pos]: the body execution of each instruction (None: one
+    body, the inlined reading)."""
+    return Completion(code, stage_of, masks, staged, bodies or [0] * len(code))

@@ -182,7 +182,8 @@ def thread_paths(t: Thread, bound: int, file: str) -> list:
                 if c == val:
                     run(index[tg], bi, counts, code, inst, count, consts, trail)
                 continue
-            assume = Instr("assume", term.line, term.text, ops=(c,), op=str(val))
+            assume = Instr("assume", term.line, term.text, ops=(c,), op=str(val),
+                           frame=term.frame)      # docs R-call-async-seq: the branch's body
             run(index[tg], bi, counts, code + [assume], inst, count, consts, trail)
     todo.append((0, None, tuple(0 for _ in blocks), [], {}, {}, {}, ()))
     while todo:

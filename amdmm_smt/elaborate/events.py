@@ -6,7 +6,7 @@ Everything computed here is plain Python; only what can vary between executions 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from .barrier import BarrierInfo, elaborate_barriers
@@ -54,6 +54,9 @@ class Event:
     writes: bool = False           # may write (a cmpxchg writes only when it succeeds)
     label: str = ""
     async_of: Optional[int] = None  # dma_read / dma_write: the id of the initiating event (§11)
+    # docs R-call-async-seq: the execution of a function body the event belongs to (0: the
+    # thread's own code; k > 0: the k-th call executed by the thread, in program order)
+    body: int = 0
 
     @property
     def is_init(self) -> bool:
@@ -79,6 +82,12 @@ class Elab:
     warnings: list = field(default_factory=list)   # errors.Warn: accepted, but worth saying
     # docs §11.5: the happens-before edges of async operations (E-init, E-done), all static
     async_hb: list = field(default_factory=list)
+    # docs R-call-async-seq: edges that hold iff one of their choice keys holds: (a, b, keys),
+    # a key (thread, mark pos, stage, wait pos) = "the mark is completed-at the wait" where
+    # the documents leave it unspecified; async_chains: per mark, its keys in program order
+    # (monotone: a key implies the next)
+    async_hb_cond: list = field(default_factory=list)
+    async_chains: list = field(default_factory=list)
     # docs §15.4: one path per thread: register computations and the branches taken
     comp: dict = field(default_factory=dict)      # (thread, reg) -> icmp/binop/select/copy
     assumes: list = field(default_factory=list)   # (thread index, assume Instr)
@@ -234,13 +243,17 @@ def elaborate(test: Test, model: Model) -> Elab:
     regs: dict[tuple[str, str], int] = {}
     comp: dict[tuple[str, str], Instr] = {}
     assumes: list = []
+    sync_as_async = model.options.async_model == "upstream-stages"
     for ti, t in enumerate(test.threads):
         # issue 18.5: an unrolled loop or an inlined call repeats a source line; each
         # iteration is its own event, named `T:LINE#k` (k-th execution of the line)
         mem = [(ins.line, _part(ins)) for ins in t.code if ins.kind not in _NO_EVENT]
         repeated = {ln for ln in mem if mem.count(ln) > 1}
         seen_line: dict[tuple, int] = {}
+        bodies = body_executions(t.code)
         for pos, ins in enumerate(t.code):
+            if ins.kind == "enter":
+                continue          # docs R-call-async-seq: a body's execution begins (no event)
             if ins.kind in ("icmp", "binop", "select", "copy"):
                 comp[(t.name, ins.reg)] = ins     # docs 15.4: a computation, no event
                 continue
@@ -253,6 +266,8 @@ def elaborate(test: Test, model: Model) -> Elab:
                 continue
             if ins.kind == "barrier":
                 continue          # barrier operations: elab_barrier (not memory events)
+            if _part(ins) == ".w" and sync_as_async:
+                continue          # docs 16.1 R-dma-sync-upstream: the write is A.w (below)
             for (p, sfx) in ins.mmra:
                 if p == SYNC_AS_PREFIX and sfx not in SYNC_AS:
                     raise LitmusError(f"unknown address space '{sfx}' in "
@@ -262,11 +277,27 @@ def elaborate(test: Test, model: Model) -> Elab:
                       volatile=ins.volatile, order=ins.order, fail_order=ins.fail_order,
                       scope=_scope_level(ins.scope, target), one_as=ins.one_as,
                       av_none=AV_NONE in ins.mmra, tags=ins.mmra, reads=ins.reads, writes=ins.writes,
-                      label=f"{t.name}:{ins.line}{_part(ins)}")
+                      label=f"{t.name}:{ins.line}{_part(ins)}", body=bodies[pos])
             key = (ins.line, _part(ins))
             if key in repeated:
                 seen_line[key] = seen_line.get(key, 0) + 1
                 e.label += f"#{seen_line[key]}"
+            if _part(ins) == ".r" and sync_as_async:
+                # docs 16.1 R-dma-sync-upstream: under upstream-stages a synchronous DMA is the
+                # asynchronous operation (I, A.r, A.w) with its own completion right after I
+                dst = t.code[pos + 1]
+                assert _part(dst) == ".w" and dst.line == ins.line
+                e.kind, e.loc, e.reads, e.writes, e.volatile = "dma_sync", None, False, False, False
+                e.label = f"{t.name}:{ins.line}" + e.label[len(f"{t.name}:{ins.line}.r"):]
+                e.instr = replace(ins, kind="dma_sync", reg=None,
+                                  args=(ins.intrinsic, ins.loc, dst.loc))
+                events.append(e)
+                ops = async_events(e, len(events))
+                for a in ops:
+                    a.volatile = ins.volatile     # S002: "They implement volatile (cpol bit 31)"
+                events.extend(ops)
+                regs[(t.name, ins.reg)] = ops[0].id
+                continue
             events.append(e)
             if ins.reg:
                 regs[(t.name, ins.reg)] = e.id
@@ -280,7 +311,33 @@ def elaborate(test: Test, model: Model) -> Elab:
 
 
 _NO_EVENT = ("icmp", "binop", "select", "copy", "label", "br", "ret", "phi", "assume",
-             "barrier")
+             "barrier", "enter")
+
+
+def body_executions(code: list) -> list:
+    """docs R-call-async-seq: for each instruction of a straight-line path, the execution of a
+    function body it belongs to: 0 for the thread's own code, k for the k-th `enter` of the
+    path (one execution of a called body, S004 "during the execution of a function body").
+    An instruction of static frame F belongs to the innermost open execution of F: an `enter`
+    of F opens a new one below its caller's, and an instruction of a shallower frame closes
+    the executions it has returned from."""
+    stack = [((), 0)]                   # (static frame, execution number)
+    out, n = [], 0
+
+    def back_to(frame) -> None:         # close the executions above the open one of `frame`
+        if any(fr == frame for fr, _ in stack):
+            while stack[-1][0] != frame:
+                stack.pop()
+    for ins in code:
+        f = ins.frame
+        if ins.kind == "enter":
+            back_to(f[:-1])
+            n += 1
+            stack.append((f, n))
+        else:
+            back_to(f)
+        out.append(stack[-1][1])
+    return out
 
 
 def _part(ins: Instr) -> str:
@@ -295,7 +352,8 @@ def async_events(i: Event, n: int) -> list:
     """S004: "Each asynchronous operation consists of a non-atomic read on the source and a
     non-atomic write on the destination" (docs §11.3: A.r, A.w, with I's thread and tags)."""
     _, src, dst = i.instr.args
-    common = dict(thread=i.thread, pos=i.pos, instr=i.instr, tags=i.tags, async_of=i.id)
+    common = dict(thread=i.thread, pos=i.pos, instr=i.instr, tags=i.tags, async_of=i.id,
+                  body=i.body)
     return [Event(n, kind="dma_read", loc=src, reads=True, label=i.label + ".r", **common),
             Event(n + 1, kind="dma_write", loc=dst, writes=True, label=i.label + ".w",
                   **common)]
@@ -304,10 +362,24 @@ def async_events(i: Event, n: int) -> list:
 def async_hb_edges(el: Elab) -> list:
     """docs §11.4-11.5: stages and masks checked against the target, completion computed per
     thread, and the edges (I, A.r), (I, A.w) (UP 2.4 "I happens-before A"; S004 H2) and
-    (A.r, done(A)), (A.w, done(A)) (UP 2.4 "A happens-before Y"; S004 H1)."""
+    (A.r, Y), (A.w, Y) for the waits Y that A is completed-at (UP 2.4 "A happens-before Y";
+    S004 H1). Where completion is unspecified (a mark of another body execution, docs
+    R-call-async-seq) the edge is conditional: `el.async_hb_cond` gets (a, b, keys), the edge
+    holding iff one of the choice keys holds, and `el.async_chains` the monotone chains of
+    keys."""
     staged = el.model.options.async_model == "upstream-stages"
+    per_function = el.model.options.async_calls == "per-function"
     file = el.test.file
     edges = []
+    for e in el.events:
+        if e.async_of is not None and el.events[e.async_of].kind == "dma_sync":
+            # docs 16.1 R-dma-sync-upstream: UP 2.4 "I happens-before A", and the completion
+            # the compiler ensures at once: A happens-before every later operation of the
+            # thread, as after a wait of its own with I's tags (not in any user sequence)
+            i = el.events[e.async_of]
+            edges.append((i.id, e.id))
+            edges += [(e.id, x.id) for x in el.events if x.thread == i.thread
+                      and x.async_of is None and x.pos > i.pos and compatible(i.tags, x.tags)]
     for ti, t in enumerate(el.test.threads):
         ev = {e.pos: e for e in el.events if e.thread == ti and e.async_of is None}
         stage_of, masks = {}, {}
@@ -323,22 +395,33 @@ def async_hb_edges(el: Elab) -> list:
                 masks[pos] = ins.args
         if not stage_of:
             continue
-        done = asyncops.completion(t.code, stage_of, masks, staged)
+        comp = asyncops.completion(t.code, stage_of, masks, staged,
+                                   body_executions(t.code) if per_function else None)
         every = el.model.options.async_done_edges == "every"
+        el.async_chains += [[(ti,) + k for k in ch] for ch in comp.chains()]
+        waits = comp.waits()
         for e in el.events:
-            if e.thread == ti and e.async_of is not None:
-                edges.append((e.async_of, e.id))
-                if e.pos in done:
-                    d = done[e.pos]
-                    edges.append((e.id, ev[d].id))
-                    if every:    # UP 2.4 completed-at at every later wait of the stage (R-async-done-every)
-                        st = stage_of[e.pos] if staged else None
-                        edges += [(e.id, ev[q].id) for q in sorted(masks)
-                                  if q > d and t.code[q].kind == "wait_asyncmark"
-                                  and not (staged and masks[q][1] >> st & 1)]
-                    if not staged:   # S004 H1 + S001: po kept once completed (R-async-po-after-done)
-                        edges += [(e.id, x.id) for q, x in sorted(ev.items())
-                                  if q > d and compatible(e.tags, x.tags)]
+            if e.thread != ti or e.async_of is None or el.events[e.async_of].kind != "dma":
+                continue
+            p = e.pos
+            edges.append((e.async_of, e.id))
+            sure = [q for q in waits if q > p and comp.definite(p, q)]
+            if sure and not every:   # the earlier reading: only the first (R-async-done-every)
+                sure = sure[:1]
+            edges += [(e.id, ev[q].id) for q in sure]
+            maybe = {q: [(ti,) + k for k in comp.unspecified(p, q)] for q in waits
+                     if q > p and q not in sure}
+            el.async_hb_cond += [(e.id, ev[q].id, tuple(ks)) for q, ks in maybe.items() if ks]
+            if not staged:   # S004 H1 + S001: po kept once completed (R-async-po-after-done)
+                for q, x in sorted(ev.items()):
+                    if q <= p or not compatible(e.tags, x.tags):
+                        continue
+                    if sure and q > sure[0]:
+                        edges.append((e.id, x.id))
+                        continue
+                    ks = tuple(k for y, kk in maybe.items() if y < q for k in kk)
+                    if ks:
+                        el.async_hb_cond.append((e.id, x.id, ks))
     return edges
 
 

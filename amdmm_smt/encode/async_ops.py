@@ -9,6 +9,7 @@ values) treats A.r / A.w as plain non-atomic accesses (docs §11.6)."""
 from __future__ import annotations
 
 from .execution import Execution
+from .logic import IMPLIES, OR
 
 
 def write_values(x: Execution) -> None:
@@ -21,16 +22,41 @@ def write_values(x: Execution) -> None:
             x.wundef[e.id], x.wval[e.id] = x.rundef[r], x.rval[r]
 
 
+def choices(x: Execution) -> dict:
+    """docs R-call-async-seq: one free Boolean per (mark, wait) pair whose completion the
+    documents leave unspecified (a mark of another body execution than the wait's), "the mark
+    is completed-at the wait"; along each mark's chain a completed mark stays completed."""
+    if getattr(x, "_async_choice", None) is None:
+        x._async_choice = {}
+        for ch in x.elab.async_chains:
+            vs = []
+            for k in ch:
+                v = x.ctx.fresh_bool("async_unspecified_" + "_".join(map(str, k)))
+                x._async_choice[k] = v
+                vs.append(v)
+            for v, w in zip(vs, vs[1:]):
+                x.ctx.add(IMPLIES(v, w))
+    return x._async_choice
+
+
 def hb_edges(x: Execution) -> dict:
     """UP 2.4 "When an instruction I initiates an async operation A, I happens-before A. If A
     is completed-at a wait.asyncmark() operation Y, then A happens-before Y"; S004 H1 / H2
-    (docs §11.5 R-async-sufficient, R-async-hb-from-a)."""
-    return {(a, b): True for (a, b) in x.elab.async_hb}
+    (docs §11.5 R-async-sufficient, R-async-hb-from-a); an edge through a mark whose
+    completion is unspecified holds iff that mark's choice does (docs R-call-async-seq)."""
+    out: dict = {(a, b): True for (a, b) in x.elab.async_hb}
+    if x.elab.async_hb_cond:
+        c = choices(x)
+        for (a, b, keys) in x.elab.async_hb_cond:
+            if out.get((a, b)) is not True:
+                out[(a, b)] = OR(out.get((a, b), False), *[c[k] for k in keys])
+    return out
 
 
 def porf_edges(x: Execution) -> list:
     """Option no_thin_air (docs R-no-thin-air): an async operation's write depends on its read,
-    and E-init / E-done order it like program order (docs §11.5), so they join po ∪ rf."""
-    out = list(x.elab.async_hb)
-    out += [(e.id - 1, e.id) for e in x.ev if e.kind == "dma_write"]
+    and E-init / E-done order it like program order (docs §11.5), so they join po ∪ rf.
+    (a, b, condition): the edge when the condition holds."""
+    out = [(a, b, v) for (a, b), v in hb_edges(x).items()]
+    out += [(e.id - 1, e.id, True) for e in x.ev if e.kind == "dma_write"]
     return out

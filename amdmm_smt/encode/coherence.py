@@ -198,5 +198,5 @@ def no_thin_air(x: Execution) -> None:
                 x.ctx.add(rank[a.id] < rank[b.id])
     for (w, r), v in x.rf_var.items():
         x.ctx.add(IMPLIES(v, rank[w] < rank[r]))
-    for (a, b) in async_ops.porf_edges(x):       # docs §11.5: async operations
-        x.ctx.add(rank[a] < rank[b])
+    for (a, b, v) in async_ops.porf_edges(x):    # docs §11.5: async operations
+        x.ctx.add(IMPLIES(v, rank[a] < rank[b]))

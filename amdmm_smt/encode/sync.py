@@ -126,8 +126,8 @@ def happens_before(x: Execution) -> None:
                 po_edges[(a.id, b.id)] = x.ctx.excluded(f"po_{a.label}_{b.label}", F.MMRA)
     edges = async_ops.hb_edges(x)                # S004 / UP 2.4: docs §11.5
     if x.ctx.explaining:   # explain: completion edges named "async completion" (fixed true)
-        edges = {k: x.ctx.included(f"async_{k[0]}_{k[1]}", F.ASYNC) for k in edges
-                 if po_edges.get(k) is not True}
+        edges = {k: AND(x.ctx.included(f"async_{k[0]}_{k[1]}", F.ASYNC), v)
+                 for k, v in edges.items() if po_edges.get(k) is not True}
     po_edges.update(edges)
     built: dict[tuple, dict] = {}
     for sp in el.spaces:

@@ -16,6 +16,7 @@ from typing import Optional
 import z3
 
 from ..encode import families as F
+from ..frontend.async_intrinsics import SEED_STAGE, STAGE_NAME
 from ..elaborate.events import Elab, Event, compatible, elaborate
 from ..encode import encode
 from ..encode.avvis import av_scope, make_available
@@ -430,9 +431,28 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
                          for i in range(len(el.thread_names))}}
     if bar_pairs:
         out["barrier"] = bar_pairs
+    unspec = _unspecified(x, w)
+    if unspec:
+        out["unspecified_completion"] = unspec
     ops = _barrier_ops(x)
     if ops:
         out["barrier_ops"] = ops
+    return out
+
+
+def _unspecified(x: Execution, w: _W) -> list:
+    """docs R-call-async-seq: for each asyncmark whose completion at the waits of other body
+    executions is unspecified, the choice this execution made (the first such wait at which
+    it is completed, or none)."""
+    choice = getattr(x, "_async_choice", None) or {}
+    by_pos = {(e.thread, e.pos): e for e in x.ev if e.thread is not None and e.async_of is None}
+    out = []
+    for ch in x.elab.async_chains:
+        ti, m = ch[0][0], ch[0][1]
+        first = next((k for k in ch if k in choice and w.t(choice[k])), None)
+        stage = "" if ch[0][2] == SEED_STAGE else f" (stage {STAGE_NAME.get(ch[0][2])})"
+        out.append({"mark": by_pos[(ti, m)].label + stage,
+                    "completed_at": None if first is None else by_pos[(ti, first[3])].label})
     return out
 
 
@@ -765,6 +785,10 @@ def format_witness(wt: dict) -> list:
         out.append(f"modification order @{loc}: " + " < ".join(ws))
     for bp in wt.get("barrier", []):
         out.append(f"barrier: {bp['arrive']} barrier-executes-before {bp['wait']}")
+    for u in wt.get("unspecified_completion", []):
+        out.append(f"unspecified completion (R-call-async-seq): asyncmark {u['mark']} "
+                   + (f"completed at {u['completed_at']} and after" if u["completed_at"]
+                      else "not completed at any wait of another function body"))
     out.append("synchronizes-with: " + (", ".join(
         f"{s['from']} -> {s['to']} ({', '.join(s['spaces'])}"
         + (f"; through the barrier {s['barrier']}" if "barrier" in s else "") + ")"

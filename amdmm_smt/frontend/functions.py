@@ -157,23 +157,26 @@ def is_user_call(text: str) -> Optional[re.Match]:
 
 def inline(lines: list, funcs: dict, file: str, where: str) -> tuple[list, set]:
     """Thread code [(line, text)] with every call of a defined function replaced by the body.
-    Returns ([(line, text, note)], hidden): `note` names the call sites an inlined line came
-    through (None for the thread's own lines); `hidden` the callee-local registers, which an
-    outcome does not show (the caller's register of `%r = call` is shown)."""
+    Returns ([(line, text, note, frame)], hidden): `note` names the call sites an inlined line
+    came through (None for the thread's own lines); `frame` the call numbers it came through
+    (() for the thread's own lines); `hidden` the callee-local registers, which an outcome
+    does not show (the caller's register of `%r = call` is shown). Each call's body is preceded
+    by an entry line whose text is None (docs R-call-async-seq: one execution of a function
+    body, with its own asyncmark sequence, begins there)."""
     counter, hidden = [0], set()
-    return _expand(lines, funcs, file, where, counter, [], None, hidden), hidden
+    return _expand(lines, funcs, file, where, counter, [], None, hidden, ()), hidden
 
 
 RE_DEF = re.compile(r"%(?P<name>[\w.$]+)\s*=")
 
 
-def _expand(lines, funcs, file, where, counter, stack, note, hidden) -> list:
+def _expand(lines, funcs, file, where, counter, stack, note, hidden, frame) -> list:
     out = []
     for line, raw in lines:
         s = strip_comment(raw).strip()
         m = is_user_call(s) if s else None
         if not m:
-            out.append((line, raw, note))
+            out.append((line, raw, note, frame))
             continue
         name = m.group("name")
         if name not in funcs:
@@ -198,7 +201,9 @@ def _expand(lines, funcs, file, where, counter, stack, note, hidden) -> list:
             if d and d.group("name") != m.group("reg"):
                 hidden.add(d.group("name"))
         here = f"in @{name}, called at line {line}" + (f"; {note}" if note else "")
-        out += _expand(body, funcs, file, where, counter, stack + [name], here, hidden)
+        out.append((line, None, s, frame + (k,)))      # the body's execution begins here
+        out += _expand(body, funcs, file, where, counter, stack + [name], here, hidden,
+                       frame + (k,))
     return out
 
 

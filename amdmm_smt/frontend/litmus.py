@@ -6,6 +6,7 @@ unknown keys, unknown instructions and undeclared names are errors.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Optional
 
@@ -846,6 +847,12 @@ def _parse_text(text: str, file: str) -> Test:
         except ValueError as e:
             raise LitmusError(str(e), file, top["target"][1].line) from None
     model = _want(top["model"][1], str, "model", file) if "model" in top else None
+    model_written = model
+    if model and (os.path.sep in model or model.lower().endswith((".yaml", ".yml"))) \
+            and not os.path.isabs(model) and os.path.isfile(file):
+        # a model file is named relative to the test file (docs/litmus-format.md `model`):
+        # resolved here, so that every consumer of the test finds the same file
+        model = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(file)), model))
 
     # metadata nodes
     metadata: dict[str, tuple] = {}
@@ -1019,6 +1026,7 @@ def _parse_text(text: str, file: str) -> Test:
                 silence=silence, unroll=unroll, unroll_line=unroll_line, bound=bound,
                 target_line=top["target"][0].line if "target" in top else None,
                 model_line=top["model"][0].line if "model" in top else None,
+                model_written=model_written,
                 target=target, model=model, memory=memory, threads=threads, metadata=metadata,
                 exists=exists, expect=expect, outcomes=outcomes, undefined=undefined)
 
@@ -1036,7 +1044,10 @@ def _parse_thread(tname: str, knode: Node, cnode: Node, place: dict, plines: dic
     lines = [(cnode.line + 1 + off if cnode.literal else cnode.line, raw)
              for off, raw in enumerate(ctext.splitlines())]
     expanded, hidden = inline(lines, funcs, file, tname)
-    for line, raw, note in expanded:
+    for line, raw, note, frame in expanded:
+        if raw is None:     # docs R-call-async-seq: an execution of a body begins (no event)
+            code.append(Instr("enter", line, note, frame=frame))
+            continue
         if not strip_comment(raw).strip():
             continue
         try:
@@ -1045,10 +1056,12 @@ def _parse_thread(tname: str, knode: Node, cnode: Node, place: dict, plines: dic
             if note is None:
                 raise
             raise type(e)(f"{e.message} ({note})", file, e.line) from None
+        ins.frame = frame
         if ins.kind == "dma_sync":          # docs 16.1: lowered to load + store
             reg = f"dma@{line}.{len(code)}"      # '@': no litmus register is named so
             hidden = set(hidden) | {reg}
             lo, st = lower_sync_dma(ins, reg)
+            lo.frame = st.frame = frame
             defined[reg] = line
             code.append(lo)
             ins = st

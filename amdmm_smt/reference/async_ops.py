@@ -12,10 +12,12 @@ validated by `elaborate` (errors), so every test that reaches the engine is vali
 
 from __future__ import annotations
 
+import itertools
+
 from ..elaborate.events import compatible
 from .common import ReferenceUnsupported
 
-ASYNC_KINDS = ("dma", "dma_read", "dma_write", "asyncmark", "wait_asyncmark")
+ASYNC_KINDS = ("dma", "dma_sync", "dma_read", "dma_write", "asyncmark", "wait_asyncmark")
 
 # UP§2.4 stage table, bit -> stage (docs §11.2 table, third column)
 TENSOR, GLOBAL_LOAD, MCAST, GLOBAL_STORE, BUFFER_GLOBAL_LOAD = 0, 1, 2, 3, 5
@@ -92,30 +94,106 @@ class AsyncOps:
         return self.po[i] >> j & 1 == 1 and compatible(self.ev[i].tags, self.ev[j].tags)
 
     def init_async(self):
-        """The static part of the family: per thread, completion (`self.done[I] = wait id` or
-        absent) and the happens-before edges E-init / E-done as masks `self.async_hb[i]`."""
+        """The static part of the family: per thread, completion (`self.done[I]` = the first
+        wait I's operation is completed-at, or absent) and the happens-before edges E-init /
+        E-done as masks `self.async_hb[i]`. Where the documents leave completion unspecified
+        (docs R-call-async-seq: a mark of another function body execution than the wait's)
+        the engine lists the alternatives: `self.async_alts`, one list of masks per choice of
+        the first such wait at which each mark is completed (none, or one of them: a completed
+        mark stays completed); `run` takes the union over them."""
         ev = self.ev
         self.dma_read_of = {e.async_of: e.id for e in ev if e.kind == "dma_read"}
         self.done: dict = {}
-        self.async_hb = [0] * self.n
-        self.completed_at: dict = {}        # (asyncmark id, stage) -> wait id
+        self.completed_at: dict = {}        # (asyncmark id, stage) -> wait id (its own body)
+        self.tracks: dict = {}              # (asyncmark id, stage) -> instruction ids
         threads = sorted({e.thread for e in ev if e.thread is not None})
+        # docs R-call-async-seq: "per-function": one sequence per execution of a function
+        # body (Event.body); "inlined": the thread's one sequence
+        self.body_of = (lambda e: e.body) if self.opts.async_calls == "per-function" \
+            else (lambda e: 0)
         for t in threads:
             code = sorted((e for e in ev if e.thread == t and e.kind in
                            ("dma", "asyncmark", "wait_asyncmark")), key=lambda e: e.pos)
-            if self.opts.async_model == "upstream-stages":
-                self._completion_stages(code)
-            else:
-                self._completion_seed(code)
+            for b in sorted({self.body_of(e) for e in code}):
+                # the marks of one body execution, and every operation initiated before them
+                # in program order (S004: a mark "tracks all the async operations that are
+                # program-ordered before that asyncmark", in whatever body)
+                part = [e for e in code if e.kind == "dma" or self.body_of(e) == b]
+                if self.opts.async_model == "upstream-stages":
+                    self._completion_stages(part)
+                else:
+                    self._completion_seed(part)
+        ops = [e for e in ev if e.kind == "dma"]
+        waits = [e for e in ev if e.kind == "wait_asyncmark"]
+        sure, maybe = {}, {}
+        for a in ops:
+            for y in waits:
+                if y.thread != a.thread or y.pos <= a.pos or self._ignores(y, a):
+                    continue
+                st = self._stage(a)
+                marks = [(m, s) for (m, s), cov in self.tracks.items()
+                         if a.id in cov and s == st and ev[m].pos < y.pos]
+                if any(self.body_of(ev[m]) == self.body_of(y) and (m, s) in self.completed_at
+                       and ev[self.completed_at[(m, s)]].pos <= y.pos for (m, s) in marks):
+                    sure.setdefault(a.id, []).append(y.id)
+                ms = [(m, s) for (m, s) in marks if self.body_of(ev[m]) != self.body_of(y)]
+                if ms:
+                    maybe[(a.id, y.id)] = ms
+        for a, ys in sure.items():
+            self.done[a] = min(ys, key=lambda y: ev[y].pos)
+        # per mark (and stage): the waits of other body executions after it, in order
+        chains = []
+        for (m, s), cov in sorted(self.tracks.items(), key=repr):
+            ys = [y.id for y in sorted(waits, key=lambda y: y.pos)
+                  if cov and y.thread == ev[m].thread and y.pos > ev[m].pos
+                  and self.body_of(y) != self.body_of(ev[m]) and not self._ignores_stage(y, s)]
+            if ys:
+                chains.append(((m, s), ys))
+        n_alts = 1
+        for _, ys in chains:
+            n_alts *= len(ys) + 1
+        if n_alts > 4096:
+            raise ReferenceUnsupported(f"{n_alts} alternatives of unspecified completion")
+        self.async_alts = []
+        for pick in itertools.product(*[range(len(ys) + 1) for _, ys in chains]):
+            chosen = {(k, y) for (k, ys), t in zip(chains, pick) for y in ys[t:]}
+            self.async_alts.append(self._masks(sure, maybe, chosen))
+        self.async_hb = self.async_alts[0]
+
+    def _masks(self, sure: dict, maybe: dict, chosen: set) -> list:
+        """E-init, E-done and (seed-004) E-po for one choice of the unspecified completions."""
+        ev = self.ev
+        hb = [0] * self.n
+        every = self.opts.async_done_edges == "every"
         for e in ev:
-            if e.kind in ("dma_read", "dma_write"):
-                i = e.async_of
-                self.async_hb[i] |= 1 << e.id          # E-init: UP "I happens-before A"; S004 H2
-                if i in self.done:                      # E-done: UP "A happens-before Y"; S004 H1
-                    self.async_hb[e.id] |= 1 << self.done[i]
-                    if self.opts.async_done_edges == "every":
-                        self.async_hb[e.id] |= self._later_waits(i, self.done[i])
-                    self.async_hb[e.id] |= self._po_after_done(e.id, self.done[i])
+            if e.kind not in ("dma_read", "dma_write"):
+                continue
+            i = e.async_of
+            hb[i] |= 1 << e.id                         # E-init: UP "I happens-before A"; S004 H2
+            if ev[i].kind == "dma_sync":
+                # docs 16.1 R-dma-sync-upstream (UP 2.4: "the compiler automatically ensures
+                # completion before their side-effects are used"): completed right after I,
+                # outside every asyncmark sequence: A before all that follows I in the
+                # thread, MMRA tags permitting (S001)
+                for x in ev:
+                    if (x.thread == ev[i].thread and not self.is_async_op(x.id)
+                            and self.elab.po(ev[i], x) and compatible(ev[i].tags, x.tags)):
+                        hb[e.id] |= 1 << x.id
+                continue
+            completed = []                             # the waits A is completed-at
+            for y in ev:
+                if y.kind != "wait_asyncmark":
+                    continue
+                if y.id in sure.get(i, ()) and (every or y.id == self.done[i]):
+                    completed.append(y)                # R-async-done-every / `first`
+                elif any((k, y.id) in chosen for k in maybe.get((i, y.id), ())):
+                    completed.append(y)                # docs R-call-async-seq: chosen so
+            for y in completed:                        # E-done: UP "A happens-before Y"
+                hb[e.id] |= 1 << y.id
+            firsts = [ev[self.done[i]]] if i in self.done else []
+            for y in firsts + completed:
+                hb[e.id] |= self._po_after_done(e.id, y.id)
+        return hb
 
     def _po_after_done(self, a: int, done: int) -> int:
         """R-async-po-after-done (S004 H1 "happens-before X only if A is completed before X";
@@ -130,20 +208,17 @@ class AsyncOps:
                 mask |= 1 << x
         return mask
 
-    def _later_waits(self, i: int, done: int) -> int:
-        """R-async-done-every, option `every` (the default): UP§2.4's completed-at — the mark
-        that completed A is "not in the current sequence at any operation Z that immediately
-        follows" every later wait that does not ignore A's stage, so A happens-before each of
-        them (seed-004: every later wait; there is one sequence)."""
-        ev, d = self.ev, self.ev[done]
-        staged = self.opts.async_model == "upstream-stages"
-        st = stage_of(ev[i].instr.args[0], self.elab.target.name) if staged else None
-        mask = 0
-        for y in ev:
-            if y.kind == "wait_asyncmark" and y.thread == d.thread and y.pos > d.pos and not (
-                    staged and y.instr.args[1] >> st & 1):
-                mask |= 1 << y.id
-        return mask
+    def _stage(self, a):
+        if self.opts.async_model == "upstream-stages":
+            return stage_of(a.instr.args[0], self.elab.target.name)
+        return SEED_STAGE
+
+    def _ignores_stage(self, y, s) -> bool:
+        """UP§2.4: a wait ignores the stages its mask names; seed-004 ignores masks."""
+        return self.opts.async_model == "upstream-stages" and bool(y.instr.args[1] >> s & 1)
+
+    def _ignores(self, y, a) -> bool:
+        return self._ignores_stage(y, self._stage(a))
 
     def _complete(self, mark: _Mark, wait: int):
         """An asyncmark completed at `wait`: every operation it tracks that is not completed
@@ -152,8 +227,6 @@ class AsyncOps:
         M, M is program-ordered before P, and M is completed"). done(A) is the first such
         wait."""
         self.completed_at.setdefault((mark.event, mark.stage), wait)
-        for a in mark.covers:
-            self.done.setdefault(a, wait)
 
     def _completion_seed(self, code):
         """[seed-004] S004, read directly: one sequence of asyncmarks per function body (a
@@ -173,6 +246,7 @@ class AsyncOps:
                 ops.append(e.id)
             elif e.kind == "asyncmark":
                 marks.append(_Mark(e.id, SEED_STAGE, tuple(ops)))
+                self.tracks[(e.id, SEED_STAGE)] = tuple(ops)
             else:
                 n = e.instr.args[0]
                 target = max(n_completed, len(marks) - n)
@@ -202,6 +276,7 @@ class AsyncOps:
                 for s in STAGES:
                     if not k >> s & 1:
                         seq[s].append(_Mark(e.id, s, tuple(ops[s])))
+                        self.tracks[(e.id, s)] = tuple(ops[s])
             else:
                 n, k = e.instr.args
                 for s in STAGES:

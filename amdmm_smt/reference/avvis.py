@@ -23,7 +23,7 @@ class AvVis:
             s = self.cap(e.scope, e.loc, e.id)      # scope_in(e, AS)
         lds = self.loc_space.get(e.loc) == "local"
         if self.opts.volatile_av and e.volatile and not e.atomic \
-                and e.kind in ("load", "store"):
+                and e.kind in ("load", "store", "dma_read", "dma_write"):   # 16.1: a volatile DMA
             s = WORKGROUP if lds else SYSTEM
         if self.opts.lds_av_workgroup and lds:
             s = WORKGROUP if s is None else max(s, WORKGROUP)

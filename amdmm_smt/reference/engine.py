@@ -223,10 +223,18 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
             raise ReferenceTooBig(f"more than {self.limit} candidate executions")
 
     def run(self, limit: int) -> set:
-        self.keys = projection(self.elab.test)[0]
+        """The final states, over every alternative of unspecified async completion (docs
+        R-call-async-seq; one alternative without calls)."""
         self.limit = limit
         self.count = 0
         self.out: set = set()
+        for alt in self.async_alts:
+            self.async_hb = alt
+            self._run_one(limit)
+        return self.out
+
+    def _run_one(self, limit: int) -> set:
+        self.keys = projection(self.elab.test)[0]
         choices = self.choices()
         total = 1
         for c in choices:

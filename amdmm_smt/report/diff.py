@@ -71,12 +71,14 @@ def diff_results(ra: list, rb: list, parse_errors: list = ()) -> list[TestDiff]:
         if err or a is None or b is None:
             out.append(TestDiff(t.name, t.file, [], [], "error" if ea else a.status,
                                 "error" if eb else b.status, error=err or "no result",
-                                description=t.description, code=listing(t), own_model=t.model))
+                                description=t.description, code=listing(t),
+                                own_model=t.model_written or t.model))
             continue
         sa, sb = set(a.states), set(b.states)
         out.append(TestDiff(t.name, t.file, sorted(sa - sb, key=state_sort_key),
                             sorted(sb - sa, key=state_sort_key), a.status, b.status,
-                            description=t.description, code=listing(t), own_model=t.model,
+                            description=t.description, code=listing(t),
+                            own_model=t.model_written or t.model,
                             states=sorted(sa & sb, key=state_sort_key)))
     for f, m in parse_errors:
         out.append(TestDiff(f, f, [], [], "error", "error", error=m))

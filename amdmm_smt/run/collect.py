@@ -159,7 +159,7 @@ def model_for(t: Test, forced: Optional[str]) -> Model:
     except LitmusError as e:
         from ..errors import show
         msg = e.message if e.file in (None, name) and e.line is None else str(e)
-        raise LitmusError(f"model '{show(t.model or '')}': {msg}", t.file,
+        raise LitmusError(f"model '{show(t.model_written or t.model or '')}': {msg}", t.file,
                           t.model_line) from None
 
 

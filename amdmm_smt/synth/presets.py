@@ -71,7 +71,9 @@ PRESETS: dict[str, Vocab] = {
 # options a search does not vary: the default target only changes which barriers and scopes
 # exist (the vocabulary names no target)
 UNSEARCHED = {"default_target": "the target is not part of the vocabulary",
-              "cas_undef": "cmpxchg is not part of the vocabulary"}
+              "cas_undef": "cmpxchg is not part of the vocabulary",
+              "async_calls": "function calls are not part of the vocabulary (without calls the "
+                             "option changes nothing: docs R-call-async-seq)"}
 
 
 def differing(a: Model, b: Model) -> list[str]:
