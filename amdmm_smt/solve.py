@@ -88,6 +88,7 @@ def _solver(x: Execution, timeout_ms: int, deciding: bool = False) -> z3.Solver:
     # the SMT core without the tactic front end: as fast on big tests, twice as fast on the
     # small ones, where setting the front end up cost more than solving
     s = z3.SimpleSolver()
+    s.undef_forall = x.forall       # docs 15.4 R-cf-undef-sets: refined after each check
     set_params(s, timeout=max(1, int(timeout_ms)))
     if deciding:
         _decide_params(s)
@@ -128,6 +129,51 @@ def run_test(test: Test, model: Model, timeout: float = 600.0,
             limits.end()
 
 
+def refine(s: z3.Solver, r, *assumptions) -> z3.CheckSatResult:
+    """docs 15.4 (R-cf-undef-sets): the statements "for every choice of undef, ..." of the
+    encoding (encode/control.py may_vary), as instances added where a model breaks one: the
+    model's execution is fixed, a counterexample choice is found by a small QF_BV query, and
+    its instance (which the model violates) is added; then the solver is asked again. Each
+    instance is a consequence of the universal statement, so the answers are exact."""
+    stmts = getattr(s, "undef_forall", None)
+    while r == z3.sat and stmts:
+        m = s.model()
+        added = False
+        for guard, qs, body in stmts:
+            if not z3.is_true(m.eval(guard, model_completion=True)):
+                continue
+            qids = {q.get_id() for q in qs}
+            fixed = [(v, m.eval(v, model_completion=True)) for v in _consts(body)
+                     if v.get_id() not in qids]
+            small = z3.SimpleSolver()
+            small.add(z3.Not(z3.substitute(body, *fixed) if fixed else body))
+            if small.check() != z3.sat:
+                continue
+            cm = small.model()
+            inst = z3.substitute(body, *[(q, cm.eval(q, model_completion=True)) for q in qs])
+            s.add(z3.Implies(guard, inst))
+            added = True
+        if not added:
+            break
+        r = s.check(*assumptions)
+    return r
+
+
+def _consts(e) -> list:
+    """The uninterpreted constants of a term."""
+    seen, out, todo = set(), [], [e]
+    while todo:
+        a = todo.pop()
+        if a.get_id() in seen:
+            continue
+        seen.add(a.get_id())
+        if z3.is_const(a) and a.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(a)
+        else:
+            todo.extend(a.children())
+    return out
+
+
 def _check(s: z3.Solver) -> z3.CheckSatResult:
     """s.check() with the time that is left; Z3 running out of --memory is a limit."""
     left = limits.left()
@@ -135,7 +181,7 @@ def _check(s: z3.Solver) -> z3.CheckSatResult:
         if left <= 0:
             limits.check()
         set_params(s, timeout=max(1, int(min(left, 4e6) * 1000)))   # an unsigned ms
-    r = s.check()
+    r = refine(s, s.check())
     if r == z3.unknown:
         why = s.reason_unknown()
         if "memory" in why:
@@ -441,7 +487,7 @@ class _Watchdog:
             return _check(self.s)
         if self.fired:
             return z3.unknown
-        r = self.s.check()
+        r = refine(self.s, self.s.check())
         if r == z3.unknown and "memory" in self.s.reason_unknown():
             raise limits.memory_exceeded()
         return r

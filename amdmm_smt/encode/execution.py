@@ -54,6 +54,7 @@ class Execution:
         self._lo_before: dict[int, list] = {}   # encode/values.py _lo_before
         self._comp: dict = {}
         self.cf_ub: list = []                 # docs §15.5: (branch on undef?, thread, line)
+        self.forall: list = []                # docs §15.4: (guard, choices, body) statements
         self._co: dict[tuple[int, int], B] = {}
         # static may / must sets (elaborate/may.py, docs §14): reads-from only where it may
         # hold. When explaining, every same-location pair keeps its variable, so that the

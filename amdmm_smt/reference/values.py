@@ -75,9 +75,6 @@ class Values:
         wval: dict = {}
         busy: set = set()
         bad = [False]
-        # the choices of selects on an undef condition (docs 15.4), guessed like a cmpxchg
-        self.sel_guess = {k[1:]: v for k, v in guess.items()
-                          if isinstance(k, tuple) and k[0] == "select"}
 
         def read_value(r: int):
             if r in rval:
@@ -125,8 +122,6 @@ class Values:
         for ws in self.writes_of.values():
             for w in ws:
                 write_value(w)
-        for tname, reg in self.elab.comp:     # every select's choice is made here (_Guess)
-            self.reg_tri(tname, reg, read_value)
         if bad[0]:
             return None
         return rval, wval
