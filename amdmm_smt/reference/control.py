@@ -12,9 +12,8 @@ it be poison", over the choices alone, the execution being concrete."""
 
 from __future__ import annotations
 
-import z3
-
 from ..ir import Reg
+from . import choices as Z
 from .common import M32, UNKNOWN, ReferenceUnsupported, _s32
 
 
@@ -25,33 +24,6 @@ def _cmp(op: str, a: int, b: int) -> bool:
             "sge": sa >= sb, "ult": a < b, "ugt": a > b, "ule": a <= b, "uge": a >= b}[op]
 
 
-def _or(a, b):
-    if a is True or b is True:
-        return True
-    if a is False:
-        return b
-    if b is False:
-        return a
-    return z3.Or(a, b)
-
-
-def _ite(c, a, b):
-    if a is b or (isinstance(a, bool) and isinstance(b, bool) and a == b):
-        return a
-    return z3.If(c, z3.BoolVal(a) if isinstance(a, bool) else a,
-                 z3.BoolVal(b) if isinstance(b, bool) else b)
-
-
-def _bv(v):
-    return z3.BitVecVal(v, 32) if isinstance(v, int) else v
-
-
-def _zpred(op, a, b):
-    return {"eq": a == b, "ne": a != b, "slt": a < b, "sgt": a > b, "sle": a <= b,
-            "sge": a >= b, "ult": z3.ULT(a, b), "ugt": z3.UGT(a, b), "ule": z3.ULE(a, b),
-            "uge": z3.UGE(a, b)}[op]
-
-
 def _concrete(op: str, a: int, b: int) -> int:
     if op == "ashr":
         return (_s32(a) >> b) & M32 if b < 32 else 0
@@ -59,40 +31,6 @@ def _concrete(op: str, a: int, b: int) -> int:
         return 0
     return {"add": a + b, "sub": a - b, "mul": a * b, "and": a & b, "or": a | b,
             "xor": a ^ b, "shl": a << b if b < 32 else 0, "lshr": a >> b}[op] & M32
-
-
-_ONE_CACHE: dict = {}
-
-
-def _one_value(p, v):
-    """The one value of (poison, term), or None when it may be poison or can take two values
-    over the choices (the choices are the term's free variables: the execution is concrete
-    here). Decided by Z3 on the value question alone, cached on the terms' text."""
-    if p is True:
-        return None
-    if p is False and isinstance(v, int):
-        return v
-    key = (p if isinstance(p, bool) else p.sexpr(), v if isinstance(v, int) else v.sexpr())
-    if key in _ONE_CACHE:
-        return _ONE_CACHE[key]
-    res = None
-    s = z3.Solver()
-    if p is not False:
-        s.add(p)
-        poison = s.check() == z3.sat
-        s.reset()
-    else:
-        poison = False
-    if not poison:
-        if isinstance(v, int):
-            res = v
-        else:
-            s.check()
-            v0 = s.model().eval(v, model_completion=True).as_long()
-            s.add(v != v0)
-            res = v0 if s.check() == z3.unsat else None
-    _ONE_CACHE[key] = res
-    return res
 
 
 class Control:
@@ -111,7 +49,7 @@ class Control:
                 return UNKNOWN
             if v is None:
                 fresh[0] += 1
-                return False, z3.BitVec(f"u{fresh[0]}", 32)
+                return False, Z.choice(fresh[0])
             return False, v & M32
         ins = self.elab.comp[key]
         vals = []
@@ -128,25 +66,22 @@ class Control:
             # from one of the two operands": the condition's choice picks the operand
             (cp, c), (ap, a), (bp, b) = vals
             if isinstance(c, int):
-                return _or(cp, ap if c & 1 else bp), (a if c & 1 else b)
-            pick = z3.Extract(0, 0, c) == 1
-            return _or(cp, _ite(pick, ap, bp)), z3.If(pick, _bv(a), _bv(b))
+                return Z.or_(cp, ap if c & 1 else bp), (a if c & 1 else b)
+            pick = Z.low_bit(c)
+            return Z.or_(cp, Z.ite_b(pick, ap, bp)), Z.ite(pick, Z.bv(a), Z.bv(b))
         (ap, a), (bp, b) = vals
-        p = _or(ap, bp)                  # LangRef: a poison operand gives poison
+        p = Z.or_(ap, bp)                  # LangRef: a poison operand gives poison
         if ins.kind == "icmp":
             if isinstance(a, int) and isinstance(b, int):
                 return p, int(_cmp(ins.op, a, b))
-            return p, z3.If(_zpred(ins.op, _bv(a), _bv(b)), z3.BitVecVal(1, 32),
-                            z3.BitVecVal(0, 32))
+            return p, Z.bit(Z.pred(ins.op, Z.bv(a), Z.bv(b)))
         if ins.op in ("shl", "lshr", "ashr"):
             # LangRef: "If op2 is (statically or dynamically) equal to or larger than the
             # number of bits in op1, this instruction returns a poison value"
-            p = _or(p, (b >= 32) if isinstance(b, int) else z3.UGE(b, 32))
+            p = Z.or_(p, (b >= 32) if isinstance(b, int) else Z.uge(b, 32))
         if isinstance(a, int) and isinstance(b, int):
             return p, _concrete(ins.op, a, b)
-        a, b = _bv(a), _bv(b)
-        return p, {"add": a + b, "sub": a - b, "mul": a * b, "and": a & b, "or": a | b,
-                   "xor": a ^ b, "shl": a << b, "lshr": z3.LShR(a, b), "ashr": a >> b}[ins.op]
+        return p, Z.binop(ins.op, Z.bv(a), Z.bv(b))
 
     def reg_value(self, tname: str, name: str, read_value):
         """The value of register `name` of thread `tname` as memory and outcomes see it:
@@ -155,7 +90,7 @@ class Control:
         t = self.reg_sym(tname, name, read_value)
         if t is UNKNOWN:
             return UNKNOWN
-        return _one_value(*t)
+        return Z.one_value(*t)
 
     def path_check(self, rval, final: bool = True):
         """'ok', 'off' (a defined branch condition leads elsewhere) or ('ub', thread, line)
