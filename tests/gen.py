@@ -629,6 +629,13 @@ def cflow_undef_test(rng, name: str = "gen-undef") -> str:
             code.append(f"%v2 = {rng.choice(['xor', 'sub', 'add', 'and'])} i32 {a}, {a}")
             regs.append("%v2")
         consts = [0, 1, 2, 3, 4, 256, 257, -1]
+        if rng.random() < 0.5:
+            # issue 31 item 2: memory holds bytes (a partly undef value stored, read back)
+            code.append(f"store i32 {rng.choice(regs[1:])}, ptr addrspace(1) @f")
+            code.append(f"%v3 = load i32, ptr addrspace(1) @f")
+            code.append(f"%v4 = {rng.choice(['lshr', 'and', 'add'])} i32 %v3, "
+                        f"{rng.choice([8, 255, 1])}")
+            regs += ["%v3", "%v4"]
     else:
         for k in range(rng.choice([1, 2, 3])):
             op = rng.choice(UNDEF_OPS)

@@ -137,7 +137,10 @@ def tri(x, thread: str, op):
     cache = x.__dict__.setdefault("_tri", {})
     if key in cache:
         return cache[key]
-    if key in x.bar_regs or key in x.elab.regs:
+    if key in x.elab.regs and x.elab.regs[key] in getattr(x, "rmask", {}):
+        i = x.elab.regs[key]         # docs 15.4 R-mem-bytes: a read of some undef bytes
+        t = (False, x.rmask[i], x.rval[i])
+    elif key in x.bar_regs or key in x.elab.regs:
         t = _tri_of_pair(*x.regval(thread, op.name))
     else:
         t = _norm(x, f"{thread}_{op.name}", _compute_tri(x, thread, x.elab.comp[key]))
@@ -167,14 +170,14 @@ def _compute_tri(x, thread: str, ins):
 # depends on those bits). Statically, a register is one of three kinds:
 #   whole  its set is one value or every value (a read, a constant; add / sub of wholes);
 #   cube   its set is every completion of its undef bits (the per-bit mask (poison, mask,
-#          bits) above describes it exactly): and / or / xor / icmp / mul of non-`any`
-#          operands, a shift of one by a constant amount;
+#          bits) above describes it exactly): and / or / xor / icmp of non-`any` operands,
+#          mul of wholes, shl / lshr of one by a constant amount;
 #   any    anything else: the value is a bit-vector term over fresh choice variables, one per
 #          use of a cube operand (the cube's undef bits), and the questions "can it be poison",
 #          "can it take two values" are existential over those choices, their negation a
 #          universal (a quantifier over the choices only, never over the execution).
 
-_CUBE_OPS = ("and", "or", "xor", "mul")
+_CUBE_OPS = ("and", "or", "xor")
 
 
 def kind(x, thread: str, op) -> str:
@@ -195,10 +198,17 @@ def kind(x, thread: str, op) -> str:
             k = "any"
         elif ins.kind == "icmp" or ins.op in _CUBE_OPS:
             k = "cube"
+        elif ins.op == "mul":
+            # the mask rule of mul is exact for wholes (every value times c: the multiples
+            # of c's lowest set bit), not for a cube ({0, 1} * 256 = {0, 256}, the rule
+            # makes bits 8-31 undef)
+            k = "cube" if ks == ["whole", "whole"] else "any"
         elif ins.op in ("add", "sub"):
             k = "whole" if ks == ["whole", "whole"] else "any"
-        else:       # shifts: a cube shifted by a constant stays a cube
+        elif ins.op in ("shl", "lshr"):   # a cube shifted by a constant stays a cube
             k = "cube" if isinstance(ins.ops[1], int) else "any"
+        else:       # ashr copies one sign bit: correlated bits ({0, -1}), not a cube
+            k = "any"
     cache[key] = k
     return k
 
@@ -208,7 +218,7 @@ def _partial_read(x, key) -> bool:
     undef (memory holds bytes, docs 15.4 R-mem-bytes)? Then its set is a cube (the undef
     bytes), not a whole."""
     i = x.elab.regs.get(key)
-    return i is not None and i in getattr(x, "rpartial", {})
+    return i is not None and i in getattr(x, "rpartial", ())
 
 
 def _fresh_bv(x, tag: str):

@@ -98,3 +98,25 @@ def one_value(p, v):
     return res
 
 
+
+
+def mix(bits: int, mask: int, k: int):
+    """A use of a value with undef bytes: its defined bits, a fresh choice under the mask."""
+    return z3.BitVecVal(bits, 32) | (choice(k) & z3.BitVecVal(mask, 32))
+
+
+def byte_values(p, v):
+    """(mask of the undef bytes, bits) of a stored (poison, term): byte k is undef iff it may be
+    poison or take two values over the choices (docs 15.4 R-mem-bytes)."""
+    if p is True or (p is not False and one_value(p, 0) is None):
+        return 0xFFFFFFFF, 0
+    if isinstance(v, int):
+        return 0, v
+    mask = bits = 0
+    for k in range(4):
+        b = one_value(False, z3.Extract(8 * k + 7, 8 * k, v))
+        if b is None:
+            mask |= 0xFF << (8 * k)
+        else:
+            bits |= b << (8 * k)
+    return mask, bits

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..ir import Reg
 from . import choices as Z
-from .common import M32, UNKNOWN, ReferenceUnsupported, _s32
+from .common import M32, UNKNOWN, Bytes, ReferenceUnsupported, _s32
 
 
 
@@ -50,6 +50,9 @@ class Control:
             if v is None:
                 fresh[0] += 1
                 return False, Z.choice(fresh[0])
+            if isinstance(v, Bytes):     # docs 15.4 R-mem-bytes: a choice under the undef bytes
+                fresh[0] += 1
+                return False, Z.mix(v.bits, v.mask, fresh[0])
             return False, v & M32
         ins = self.elab.comp[key]
         vals = []
@@ -82,6 +85,17 @@ class Control:
         if isinstance(a, int) and isinstance(b, int):
             return p, _concrete(ins.op, a, b)
         return p, Z.binop(ins.op, Z.bv(a), Z.bv(b))
+
+    def store_value(self, tname: str, name: str, read_value):
+        """The value a store of register `name` writes (docs 15.4 R-mem-bytes): an int, None
+        (every byte undef), or Bytes (some bytes undef); or UNKNOWN."""
+        t = self.reg_sym(tname, name, read_value)
+        if t is UNKNOWN:
+            return UNKNOWN
+        mask, bits = Z.byte_values(*t)
+        if mask == 0:
+            return bits
+        return None if mask == M32 else Bytes((mask, bits))
 
     def reg_value(self, tname: str, name: str, read_value):
         """The value of register `name` of thread `tname` as memory and outcomes see it:

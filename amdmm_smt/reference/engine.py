@@ -14,7 +14,7 @@ from .async_ops import ASYNC_KINDS, AsyncOps
 from .avvis import AvVis
 from .control import Control
 from .coherence import Coherence
-from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
+from .common import (LEVELS, whole, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
                      ReferenceUnsupported, _bits, _Guess, _signed)
 from .barrier import _closure, analyse
 from .seq_cst import SeqCst
@@ -365,7 +365,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         for k in self.keys:
             if k.startswith("@"):
                 w = last.get(k[1:])
-                v = None if w is None else wval[w]
+                v = None if w is None else whole(wval[w])     # docs 15.4 R-mem-bytes
             else:
                 tname, reg = k.split(":%", 1)
                 if (tname, reg) in self.bar_regs:
