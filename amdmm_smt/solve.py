@@ -23,7 +23,7 @@ from .elaborate.events import elaborate
 from .encode import encode
 from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
-from .ir import BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
+from .ir import POISON, BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
 from .model import Model
 from .elaborate.barrier import WaveDivergent
 from .elaborate.cflow import (Symmetry, strip_barriers, symmetric_combos, symmetries,
@@ -36,20 +36,25 @@ from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, 
 # ---- conditions -------------------------------------------------------------------------
 
 def term_z3(x: Execution, t):
+    """(undef, value, poison) of a condition's term: poison only for a register that may be
+    poison (docs 15.4; undef includes poison)."""
     if isinstance(t, Const):
-        return (True, z3.BitVecVal(0, 32)) if t.value is None else (False,
-                                                                    z3.BitVecVal(t.value, 32))
+        if t.value == POISON:
+            return True, z3.BitVecVal(0, 32), True
+        return (True, z3.BitVecVal(0, 32), False) if t.value is None else (
+            False, z3.BitVecVal(t.value, 32), False)
     if isinstance(t, RegTerm):
-        return x.reg_term(t.thread, t.reg)
-    return x.final[t.loc]
+        return x.reg_term3(t.thread, t.reg)
+    return x.final[t.loc] + (False,)
 
 
 def cond_z3(x: Execution, cond: Cond):
     if isinstance(cond, Cmp):
-        (lu, lv), (ru, rv) = term_z3(x, cond.left), term_z3(x, cond.right)
-        both_undef = AND(lu, ru)
+        (lu, lv, lp), (ru, rv, rp) = term_z3(x, cond.left), term_z3(x, cond.right)
+        both_poison = AND(lp, rp)
+        both_undef = AND(lu, ru, NOT(lp), NOT(rp))
         both_def_eq = AND(NOT(lu), NOT(ru), lv == rv)
-        eq = OR(both_undef, both_def_eq)
+        eq = OR(both_poison, both_undef, both_def_eq)
         return eq if cond.op == "==" else NOT(eq)
     if isinstance(cond, Not):
         return NOT(cond_z3(x, cond.arg))
@@ -200,13 +205,16 @@ class _Projector:
         # the whole projection as one bit-vector, read with one evaluation per outcome
         # (issue 20 item 2): per term, an undef bit then the value (0 when undef)
         parts = []
-        for u, v in self.zterms:
+        for u, v, p in self.zterms:
             vv = v if isinstance(v, z3.ExprRef) else z3.BitVecVal(v & 0xFFFFFFFF, 32)
+            # a poison term: undef bit set, value 1 (undef: 0), docs 15.4 / issue 28 item 3
+            pv = (z3.BitVecVal(int(p), 32) if isinstance(p, bool)
+                  else z3.If(p, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)))
             if isinstance(u, bool):
-                parts += [z3.BitVecVal(int(u), 1), z3.BitVecVal(0, 32) if u else vv]
+                parts += [z3.BitVecVal(int(u), 1), pv if u else vv]
             else:
                 parts += [z3.If(u, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)),
-                          z3.If(u, z3.BitVecVal(0, 32), vv)]
+                          z3.If(u, pv, vv)]
         self.packed = (z3.Concat(*parts) if len(parts) > 1 else parts[0]) if parts else None
 
     def read(self, m: z3.ModelRef) -> tuple:
@@ -226,15 +234,17 @@ class _Projector:
         for _ in self.zterms:
             val, undef = n & 0xFFFFFFFF, (n >> 32) & 1
             n >>= 33
-            vals.append(None if undef else signed(val))
+            vals.append((POISON if val == 1 else None) if undef else signed(val))
         return tuple(reversed(vals))
 
     def _differs_bv(self, vals: tuple):
         """A formula true exactly in the states that differ from vals (False: no projection)."""
         block = []
-        for (u, v), val in zip(self.zterms, vals):
-            if val is None:
-                block.append(NOT(u))
+        for (u, v, p), val in zip(self.zterms, vals):
+            if val == POISON:
+                block.append(NOT(p))
+            elif val is None:
+                block.append(OR(NOT(u), p))
             else:
                 block.append(OR(u, v != z3.BitVecVal(val & 0xFFFFFFFF, 32)))
         return OR(block)
@@ -246,9 +256,10 @@ class _Projector:
         k = (i, val)
         b = self.lits.get(k)
         if b is None:
-            u, v = self.zterms[i]
+            u, v, p = self.zterms[i]
             b = self.lits[k] = z3.Bool(f"proj_{i}_{'u' if val is None else val}")
-            e = u if val is None else AND(NOT(u), v == z3.BitVecVal(val & 0xFFFFFFFF, 32))
+            e = (p if val == POISON else AND(u, NOT(p)) if val is None
+                 else AND(NOT(u), v == z3.BitVecVal(val & 0xFFFFFFFF, 32)))
             self.pending.append(b == e if not isinstance(e, bool) else b == z3.BoolVal(e))
         return b
 

@@ -261,7 +261,8 @@ def test_every_allowed_expectation_has_a_consistent_witness(path):
     assert ex.reachable is True
     w = ex.witness
     state = dict(kv.split(" == ") for kv in w["state"].split(" && ")) if w["state"] else {}
-    st = {k: (None if v == "undef" else int(v)) for k, v in state.items()}
+    st = {k: (None if v == "undef" else v if v == "poison" else int(v))
+          for k, v in state.items()}
     assert eval_cond(t.exists.cond, st)
     ev = {e["id"]: e for e in w["events"]}
     for a, b in w["rf"]:       # a read returns the value of the write it reads from

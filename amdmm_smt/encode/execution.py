@@ -171,3 +171,13 @@ class Execution:
     def reg_term(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
         return self.regval(thread, reg)
 
+    def reg_term3(self, thread: str, reg: str):
+        """(undef, value, poison) of a register an outcome shows: poison when some choice of
+        undef makes it poison (docs 15.4; issue 28 item 3)."""
+        u, v = self.regval(thread, reg)
+        p = False
+        if (thread, reg) in self.elab.comp:
+            from .control import exact
+            p = exact(self, thread, reg)[0]
+        return u, v, p
+

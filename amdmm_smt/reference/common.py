@@ -78,4 +78,4 @@ def _s32(v: int) -> int:
 
 
 def _signed(v):
-    return None if v is None else _s32(v)
+    return v if v is None or isinstance(v, str) else _s32(v)     # None: undef; "poison"

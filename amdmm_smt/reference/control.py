@@ -12,7 +12,7 @@ it be poison", over the choices alone, the execution being concrete."""
 
 from __future__ import annotations
 
-from ..ir import Reg
+from ..ir import POISON, Reg
 from . import choices as Z
 from .common import M32, UNKNOWN, Bytes, ReferenceUnsupported, _s32
 
@@ -96,6 +96,16 @@ class Control:
         if mask == 0:
             return bits
         return None if mask == M32 else Bytes((mask, bits))
+
+    def shown_value(self, tname: str, name: str, read_value):
+        """The value an outcome shows: POISON when some choice makes it poison (issue 28
+        item 3), else as reg_value."""
+        t = self.reg_sym(tname, name, read_value)
+        if t is UNKNOWN:
+            return UNKNOWN
+        if t[0] is True or (t[0] is not False and Z.one_value(t[0], 0) is None):
+            return POISON
+        return Z.one_value(*t)
 
     def reg_value(self, tname: str, name: str, read_value):
         """The value of register `name` of thread `tname` as memory and outcomes see it:

@@ -371,7 +371,7 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
                 if (tname, reg) in self.bar_regs:
                     v = self.bar_regs[(tname, reg)]        # isfirst (docs 10.5)
                 else:
-                    v = self.reg_value(tname, reg, rval.__getitem__)   # control.py (§15.4)
+                    v = self.shown_value(tname, reg, rval.__getitem__)   # control.py (§15.4)
             if v is UNKNOWN:
                 raise ReferenceUnbounded(
                     f"{k}: a consistent execution whose value depends on itself through "
