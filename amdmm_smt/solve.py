@@ -321,7 +321,9 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
     with a model, which is read and blocked as by the plain loop. The plain loop
     (LIST_INSIDE = False) is what tests/test_listing.py compares it with."""
     lister = None
-    inside = LIST_INSIDE and proj.packed is not None
+    # not with universal statements over the choices of undef (docs 15.4 R-cf-undef-sets):
+    # a model is a state only once solve.refine has checked it, outside the search
+    inside = LIST_INSIDE and proj.packed is not None and not getattr(s, "undef_forall", None)
     seen = {tuple(v for _, v in st) for st in states}
     try:
         with _Watchdog(s) as dog:
