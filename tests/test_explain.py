@@ -155,11 +155,16 @@ def _outcomes_explaining(t, m):
     keys, terms = projection(t)
     zt = [term_z3(x, term) for term in terms]
     out = set()
-    while s.check() == z3.sat:
+    from amdmm_smt.solve import refine      # docs 15.4: statements over the choices of undef
+    s.undef_forall = x.forall
+    while refine(s, s.check()) == z3.sat:
         md = s.model()
         st, block = [], []
-        for u, v in zt:
-            if z3.is_true(md.eval(u, model_completion=True)) if not isinstance(u, bool) else u:
+        for u, v, p in zt:
+            if z3.is_true(md.eval(p, model_completion=True)) if not isinstance(p, bool) else p:
+                st.append("poison")
+                block.append(z3.Not(p))
+            elif z3.is_true(md.eval(u, model_completion=True)) if not isinstance(u, bool) else u:
                 st.append(None)
                 block.append(z3.Not(u))
             else:
