@@ -40,6 +40,11 @@ def at_least_monotonic(order: Optional[str]) -> bool:
     return order in ("monotonic", "acquire", "release", "acq_rel", "seq_cst")
 
 
+
+# the value `poison` in conditions and outcomes (issue 28 item 3, docs/semantics.md 15.4): a
+# register that may be poison; prints as `poison`
+POISON = "poison"
+
 @dataclass(frozen=True)
 class Reg:
     """A register operand `%name`."""
@@ -137,7 +142,7 @@ class LocTerm:
 
 @dataclass(frozen=True)
 class Const:
-    value: Optional[int]       # None = undef
+    value: Optional[int]       # None = undef; POISON = poison (docs/litmus-format.md)
 
 
 Term = Union[RegTerm, LocTerm, Const]

@@ -201,7 +201,8 @@ def gave_up(test: Test, model: Model, why: str, seconds: float = 0.0) -> Result:
 
 
 def state_sort_key(state: State):
-    return tuple((0, v) if v is not None else (1, 0) for _, v in state)
+    return tuple((0, v) if isinstance(v, int) else ((1, 0) if v is None else (2, 0))
+                 for _, v in state)
 
 
 def judge_ub(res: Result, an) -> None:

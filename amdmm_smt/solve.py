@@ -23,7 +23,7 @@ from .elaborate.events import elaborate
 from .encode import encode
 from .encode.execution import Execution
 from .encode.logic import AND, NOT, OR
-from .ir import BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
+from .ir import POISON, BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
 from .model import Model
 from .elaborate.barrier import WaveDivergent
 from .elaborate.cflow import (Symmetry, strip_barriers, symmetric_combos, symmetries,
@@ -36,20 +36,25 @@ from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, 
 # ---- conditions -------------------------------------------------------------------------
 
 def term_z3(x: Execution, t):
+    """(undef, value, poison) of a condition's term: poison only for a register that may be
+    poison (docs 15.4; undef includes poison)."""
     if isinstance(t, Const):
-        return (True, z3.BitVecVal(0, 32)) if t.value is None else (False,
-                                                                    z3.BitVecVal(t.value, 32))
+        if t.value == POISON:
+            return True, z3.BitVecVal(0, 32), True
+        return (True, z3.BitVecVal(0, 32), False) if t.value is None else (
+            False, z3.BitVecVal(t.value, 32), False)
     if isinstance(t, RegTerm):
-        return x.reg_term(t.thread, t.reg)
-    return x.final[t.loc]
+        return x.reg_term3(t.thread, t.reg)
+    return x.final[t.loc] + (False,)
 
 
 def cond_z3(x: Execution, cond: Cond):
     if isinstance(cond, Cmp):
-        (lu, lv), (ru, rv) = term_z3(x, cond.left), term_z3(x, cond.right)
-        both_undef = AND(lu, ru)
+        (lu, lv, lp), (ru, rv, rp) = term_z3(x, cond.left), term_z3(x, cond.right)
+        both_poison = AND(lp, rp)
+        both_undef = AND(lu, ru, NOT(lp), NOT(rp))
         both_def_eq = AND(NOT(lu), NOT(ru), lv == rv)
-        eq = OR(both_undef, both_def_eq)
+        eq = OR(both_poison, both_undef, both_def_eq)
         return eq if cond.op == "==" else NOT(eq)
     if isinstance(cond, Not):
         return NOT(cond_z3(x, cond.arg))
@@ -100,6 +105,7 @@ def _solver(x: Execution, timeout_ms: int, deciding: bool = False) -> z3.Solver:
     # the SMT core without the tactic front end: as fast on big tests, twice as fast on the
     # small ones, where setting the front end up cost more than solving
     s = z3.SimpleSolver()
+    s.undef_forall = x.forall       # docs 15.4 R-cf-undef-sets: refined after each check
     set_params(s, timeout=max(1, int(timeout_ms)))
     if deciding:
         _decide_params(s)
@@ -153,6 +159,51 @@ def clear_cancel(ctx: Optional[z3.Context] = None) -> None:
     z3.SimpleSolver(ctx=ctx or z3.main_ctx()).check()
 
 
+def refine(s: z3.Solver, r, *assumptions) -> z3.CheckSatResult:
+    """docs 15.4 (R-cf-undef-sets): the statements "for every choice of undef, ..." of the
+    encoding (encode/control.py may_vary), as instances added where a model breaks one: the
+    model's execution is fixed, a counterexample choice is found by a small QF_BV query, and
+    its instance (which the model violates) is added; then the solver is asked again. Each
+    instance is a consequence of the universal statement, so the answers are exact."""
+    stmts = getattr(s, "undef_forall", None)
+    while r == z3.sat and stmts:
+        m = model_of(s)
+        added = False
+        for guard, qs, body in stmts:
+            if not z3.is_true(m.eval(guard, model_completion=True)):
+                continue
+            qids = {q.get_id() for q in qs}
+            fixed = [(v, m.eval(v, model_completion=True)) for v in _consts(body)
+                     if v.get_id() not in qids]
+            small = z3.SimpleSolver()
+            small.add(z3.Not(z3.substitute(body, *fixed) if fixed else body))
+            if small.check() != z3.sat:
+                continue
+            cm = small.model()
+            inst = z3.substitute(body, *[(q, cm.eval(q, model_completion=True)) for q in qs])
+            s.add(z3.Implies(guard, inst))
+            added = True
+        if not added:
+            break
+        r = s.check(*assumptions)
+    return r
+
+
+def _consts(e) -> list:
+    """The uninterpreted constants of a term."""
+    seen, out, todo = set(), [], [e]
+    while todo:
+        a = todo.pop()
+        if a.get_id() in seen:
+            continue
+        seen.add(a.get_id())
+        if z3.is_const(a) and a.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(a)
+        else:
+            todo.extend(a.children())
+    return out
+
+
 def _check(s: z3.Solver) -> z3.CheckSatResult:
     """s.check() with the time that is left; Z3 running out of --memory is a limit."""
     left = limits.left()
@@ -160,7 +211,7 @@ def _check(s: z3.Solver) -> z3.CheckSatResult:
         if left <= 0:
             limits.check()
         set_params(s, timeout=max(1, int(min(left, 4e6) * 1000)))   # an unsigned ms
-    r = s.check()
+    r = refine(s, s.check())
     if r == z3.unknown:
         why = s.reason_unknown()
         if "memory" in why:
@@ -179,13 +230,16 @@ class _Projector:
         # the whole projection as one bit-vector, read with one evaluation per outcome
         # (issue 20 item 2): per term, an undef bit then the value (0 when undef)
         parts = []
-        for u, v in self.zterms:
+        for u, v, p in self.zterms:
             vv = v if isinstance(v, z3.ExprRef) else z3.BitVecVal(v & 0xFFFFFFFF, 32)
+            # a poison term: undef bit set, value 1 (undef: 0), docs 15.4 / issue 28 item 3
+            pv = (z3.BitVecVal(int(p), 32) if isinstance(p, bool)
+                  else z3.If(p, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)))
             if isinstance(u, bool):
-                parts += [z3.BitVecVal(int(u), 1), z3.BitVecVal(0, 32) if u else vv]
+                parts += [z3.BitVecVal(int(u), 1), pv if u else vv]
             else:
                 parts += [z3.If(u, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)),
-                          z3.If(u, z3.BitVecVal(0, 32), vv)]
+                          z3.If(u, pv, vv)]
         self.packed = (z3.Concat(*parts) if len(parts) > 1 else parts[0]) if parts else None
 
     def read(self, m: z3.ModelRef) -> tuple:
@@ -205,15 +259,17 @@ class _Projector:
         for _ in self.zterms:
             val, undef = n & 0xFFFFFFFF, (n >> 32) & 1
             n >>= 33
-            vals.append(None if undef else signed(val))
+            vals.append((POISON if val == 1 else None) if undef else signed(val))
         return tuple(reversed(vals))
 
     def _differs_bv(self, vals: tuple):
         """A formula true exactly in the states that differ from vals (False: no projection)."""
         block = []
-        for (u, v), val in zip(self.zterms, vals):
-            if val is None:
-                block.append(NOT(u))
+        for (u, v, p), val in zip(self.zterms, vals):
+            if val == POISON:
+                block.append(NOT(p))
+            elif val is None:
+                block.append(OR(NOT(u), p))
             else:
                 block.append(OR(u, v != z3.BitVecVal(val & 0xFFFFFFFF, 32)))
         return OR(block)
@@ -225,9 +281,10 @@ class _Projector:
         k = (i, val)
         b = self.lits.get(k)
         if b is None:
-            u, v = self.zterms[i]
+            u, v, p = self.zterms[i]
             b = self.lits[k] = z3.Bool(f"proj_{i}_{'u' if val is None else val}")
-            e = u if val is None else AND(NOT(u), v == z3.BitVecVal(val & 0xFFFFFFFF, 32))
+            e = (p if val == POISON else AND(u, NOT(p)) if val is None
+                 else AND(NOT(u), v == z3.BitVecVal(val & 0xFFFFFFFF, 32)))
             self.pending.append(b == e if not isinstance(e, bool) else b == z3.BoolVal(e))
         return b
 
@@ -289,7 +346,9 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
     with a model, which is read and blocked as by the plain loop. The plain loop
     (LIST_INSIDE = False) is what tests/test_listing.py compares it with."""
     lister = None
-    inside = LIST_INSIDE and proj.packed is not None
+    # not with universal statements over the choices of undef (docs 15.4 R-cf-undef-sets):
+    # a model is a state only once solve.refine has checked it, outside the search
+    inside = LIST_INSIDE and proj.packed is not None and not getattr(s, "undef_forall", None)
     seen = {tuple(v for _, v in st) for st in states}
     try:
         with _Watchdog(s) as dog:
@@ -480,7 +539,7 @@ class _Watchdog:
             # may have dropped an assertion (Z3_solver_assert under a cancel does nothing)
             self.fired = True
             return z3.unknown
-        r = self.s.check()
+        r = refine(self.s, self.s.check())
         if r == z3.unknown and "memory" in self.s.reason_unknown():
             raise limits.memory_exceeded()
         return r

@@ -616,19 +616,41 @@ def cflow_undef_test(rng, name: str = "gen-undef") -> str:
             if rng.random() < 0.8 else "load i32, ptr addrspace(1) @x")
     code.append(f"%r = {load}")
     regs = ["%r"]
-    for k in range(rng.choice([1, 2, 3])):
-        op = rng.choice(UNDEF_OPS)
-        a = rng.choice(regs)
-        b = rng.choice(UNDEF_CONSTS + ([rng.choice(regs)] if rng.random() < 0.2 else []))
-        if rng.random() < 0.3 and op not in ("shl", "lshr", "ashr"):
-            a, b = b, a
-        code.append(f"%v{k} = {op} i32 {a}, {b}")
-        regs.append(f"%v{k}")
+    if rng.random() < 0.4:
+        # issue 31: correlations through arithmetic (a small undef range moved by a
+        # constant, compared near its ends), and a register used twice (xor / sub / add of
+        # itself: each use chooses anew, docs 15.4 R-cf-undef-sets)
+        code.append(f"%v0 = and i32 %r, {rng.choice([1, 3, 255, 6])}")
+        code.append(f"%v1 = {rng.choice(['add', 'sub', 'or', 'mul'])} i32 %v0, "
+                    f"{rng.choice([1, 2, 3, 256])}")
+        regs += ["%v0", "%v1"]
+        if rng.random() < 0.5:
+            a = rng.choice(regs)
+            code.append(f"%v2 = {rng.choice(['xor', 'sub', 'add', 'and'])} i32 {a}, {a}")
+            regs.append("%v2")
+        consts = [0, 1, 2, 3, 4, 256, 257, -1]
+        if rng.random() < 0.5:
+            # issue 31 item 2: memory holds bytes (a partly undef value stored, read back)
+            code.append(f"store i32 {rng.choice(regs[1:])}, ptr addrspace(1) @f")
+            code.append(f"%v3 = load i32, ptr addrspace(1) @f")
+            code.append(f"%v4 = {rng.choice(['lshr', 'and', 'add'])} i32 %v3, "
+                        f"{rng.choice([8, 255, 1])}")
+            regs += ["%v3", "%v4"]
+    else:
+        for k in range(rng.choice([1, 2, 3])):
+            op = rng.choice(UNDEF_OPS)
+            a = rng.choice(regs)
+            b = rng.choice(UNDEF_CONSTS + ([rng.choice(regs)] if rng.random() < 0.2 else []))
+            if rng.random() < 0.3 and op not in ("shl", "lshr", "ashr"):
+                a, b = b, a
+            code.append(f"%v{k} = {op} i32 {a}, {b}")
+            regs.append(f"%v{k}")
+        consts = UNDEF_CONSTS
     c = rng.choice(regs[1:])
-    code.append(f"%c = icmp {rng.choice(ALL_PREDS)} i32 {c}, {rng.choice(UNDEF_CONSTS)}")
+    code.append(f"%c = icmp {rng.choice(ALL_PREDS)} i32 {c}, {rng.choice(consts)}")
     cond = "%c"
     if rng.random() < 0.4:
-        arm = rng.choice([("7", "7"), ("1", "2"), (c, "0"), (c, c)])
+        arm = rng.choice([("7", "7"), ("1", "2"), (c, "0"), (c, c), (c, rng.choice(regs))])
         code.append(f"%s = select i1 %c, i32 {arm[0]}, i32 {arm[1]}")
         code.append(f"%d = icmp {rng.choice(ALL_PREDS)} i32 %s, {rng.choice([0, 1, 2, 7])}")
         cond = "%d"

@@ -155,11 +155,16 @@ def _outcomes_explaining(t, m):
     keys, terms = projection(t)
     zt = [term_z3(x, term) for term in terms]
     out = set()
-    while s.check() == z3.sat:
+    from amdmm_smt.solve import refine      # docs 15.4: statements over the choices of undef
+    s.undef_forall = x.forall
+    while refine(s, s.check()) == z3.sat:
         md = s.model()
         st, block = [], []
-        for u, v in zt:
-            if z3.is_true(md.eval(u, model_completion=True)) if not isinstance(u, bool) else u:
+        for u, v, p in zt:
+            if z3.is_true(md.eval(p, model_completion=True)) if not isinstance(p, bool) else p:
+                st.append("poison")
+                block.append(z3.Not(p))
+            elif z3.is_true(md.eval(u, model_completion=True)) if not isinstance(u, bool) else u:
                 st.append(None)
                 block.append(z3.Not(u))
             else:
@@ -261,7 +266,8 @@ def test_every_allowed_expectation_has_a_consistent_witness(path):
     assert ex.reachable is True
     w = ex.witness
     state = dict(kv.split(" == ") for kv in w["state"].split(" && ")) if w["state"] else {}
-    st = {k: (None if v == "undef" else int(v)) for k, v in state.items()}
+    st = {k: (None if v == "undef" else v if v == "poison" else int(v))
+          for k, v in state.items()}
     assert eval_cond(t.exists.cond, st)
     ev = {e["id"]: e for e in w["events"]}
     for a, b in w["rf"]:       # a read returns the value of the write it reads from

@@ -54,7 +54,11 @@ def test_the_reference_engine_does_not_import_the_smt_engine():
     for rel in REFERENCE:
         mods = imported(rel)
         assert not touches(mods, "amdmm_smt.solve") + touches(mods, "amdmm_smt.encode"), rel
-        assert "z3" not in {m.split(".")[0] for m in mods}, rel
+        # Z3 only as the calculator of reference/choices.py, on the value question of
+        # docs/semantics.md 15.4 R-cf-undef-sets (can a term over the choices of undef take
+        # two values), never for the model's rules
+        if rel != "reference/choices.py":
+            assert "z3" not in {m.split(".")[0] for m in mods}, rel
 
 
 def test_the_shared_outcomes_module_imports_neither_engine():

@@ -54,6 +54,7 @@ class Execution:
         self._lo_before: dict[int, list] = {}   # encode/values.py _lo_before
         self._comp: dict = {}
         self.cf_ub: list = []                 # docs §15.5: (branch on undef?, thread, line)
+        self.forall: list = []                # docs §15.4: (guard, choices, body) statements
         self._co: dict[tuple[int, int], B] = {}
         # static may / must sets (elaborate/may.py, docs §14): reads-from only where it may
         # hold. When explaining, every same-location pair keeps its variable, so that the
@@ -169,4 +170,14 @@ class Execution:
 
     def reg_term(self, thread: str, reg: str) -> tuple[B, z3.BitVecRef]:
         return self.regval(thread, reg)
+
+    def reg_term3(self, thread: str, reg: str):
+        """(undef, value, poison) of a register an outcome shows: poison when some choice of
+        undef makes it poison (docs 15.4; issue 28 item 3)."""
+        u, v = self.regval(thread, reg)
+        p = False
+        if (thread, reg) in self.elab.comp:
+            from .control import exact
+            p = exact(self, thread, reg)[0]
+        return u, v, p
 

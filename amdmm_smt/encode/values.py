@@ -13,6 +13,7 @@ from .execution import Execution
 from .logic import AND, AT_MOST_ONE, B, IFF, IMPLIES, NOT, OR
 
 ZERO = z3.BitVecVal(0, 32)
+ALL = z3.BitVecVal(0xFFFFFFFF, 32)
 
 
 def _rmw_result(op: str, old: z3.BitVecRef, v: z3.BitVecRef) -> z3.BitVecRef:
@@ -26,9 +27,85 @@ def _rmw_result(op: str, old: z3.BitVecRef, v: z3.BitVecRef) -> z3.BitVecRef:
     }[op]()
 
 
+def _partial_reads(x: Execution) -> None:
+    """docs 15.4 (R-mem-bytes): the reads that may return a value with some but not all bytes
+    undef — reads of a location a store of a register that is not `whole` (control.kind)
+    writes. A fixpoint: such a read makes its register a cube, which may make another store
+    partial."""
+    from .control import kind
+    x.rpartial = set()
+    stores = [e for e in x.ev if e.kind in ("store", "av_store") and not e.is_init]
+    while True:
+        x.__dict__.pop("_kind", None)
+        locs = {e.loc for e in stores
+                if kind(x, x.elab.thread_names[e.thread], e.instr.value) != "whole"}
+        new = {r.id for r in x.ev if r.reads and r.loc in locs and r.kind in ("load", "rmw",
+                                                                             "cmpxchg")}
+        new = {i for i in new if i in x.elab.regs.values()}
+        if new <= x.rpartial:
+            break
+        x.rpartial |= new
+    x.__dict__.pop("_kind", None)
+    x.__dict__.pop("_tri", None)
+
+
+def byte_mask(m) -> z3.BitVecRef:
+    """The bits of the bytes that have an undef bit in mask m (a byte is undef as a whole)."""
+    bs = [z3.If(z3.Extract(8 * k + 7, 8 * k, m) == 0, z3.BitVecVal(0, 8), z3.BitVecVal(0xFF, 8))
+          for k in range(3, -1, -1)]
+    return z3.simplify(z3.Concat(*bs))
+
+
+def store_value(x: Execution, e: Event):
+    """(undef, value) of a store, and its mask of undef bytes in x.wmask (docs 15.4
+    R-mem-bytes): byte k is undef iff it can take two values over the choices of the undef
+    the stored value depends on (or the value may be poison: every byte); the other bytes are
+    the value's. Undef bytes are 0 in the value."""
+    from . import control
+    op = e.instr.value
+    thread = x.elab.thread_names[e.thread]
+    k = control.kind(x, thread, op)
+    if k == "whole":
+        return x.operand(e, op)
+    if k == "cube":
+        p, m, v = control.tri(x, thread, op)
+        bm = byte_mask(m)
+    else:
+        p, t, us = control.template(x, thread, op.name)
+        bs = []
+        p_any = p
+        for b in range(3, -1, -1):
+            pp, vr = control.may_vary(x, f"{e.label}_b{b}", p if b == 3 else False, t, us,
+                                      mask=z3.BitVecVal(0xFF << (8 * b), 32))
+            if b == 3:
+                p_any = pp
+            bs.append(z3.If(vr, z3.BitVecVal(0xFF, 8), z3.BitVecVal(0, 8))
+                      if not isinstance(vr, bool) else z3.BitVecVal(0xFF if vr else 0, 8))
+        bm = z3.Concat(*bs)
+        p, v = p_any, t
+    if p is not False:
+        bm = z3.If(p, ALL, bm) if not isinstance(p, bool) else ALL
+    bm = z3.simplify(bm)
+    x.wmask[e.id] = bm
+    u = bm != ZERO
+    return (z3.simplify(u), z3.simplify(v & ~bm))
+
+
+def wmask(x: Execution, w: Event):
+    m = x.wmask.get(w.id)
+    if m is None:
+        u = x.wundef[w.id]
+        m = ALL if u is True else (ZERO if u is False else z3.If(u, ALL, ZERO))
+    return m
+
+
 def write_values(x: Execution) -> None:
     """What each write writes, and whether it writes at all (a cmpxchg writes only when the
     value it reads is defined and equals the expected value)."""
+    x.wmask = {}
+    _partial_reads(x)
+    x.rmask = {e.id: x.ctx.fresh_bv(f"undefbytes_{e.label}") for e in x.ev
+               if e.reads and e.id in x.rpartial}
     for e in x.ev:
         if not e.writes:
             continue
@@ -38,7 +115,7 @@ def write_values(x: Execution) -> None:
             x.wval[e.id] = z3.BitVecVal(x.elab.test.memory[e.loc].init, 32)
         elif e.kind in ("store", "av_store"):
             x.wr[e.id] = True
-            x.wundef[e.id], x.wval[e.id] = x.operand(e, e.instr.value)
+            x.wundef[e.id], x.wval[e.id] = store_value(x, e)
         elif e.kind == "rmw":
             x.wr[e.id] = True
             vu, vv = x.operand(e, e.instr.value)
@@ -56,7 +133,12 @@ def write_values(x: Execution) -> None:
             x.wundef[e.id], x.wval[e.id] = nu, nv
     with x.ctx.family(F.STRUCTURE):
         for e in x.ev:
-            if e.reads:   # an undef register holds no particular bits: pin them
+            if e.reads and e.id in x.rmask:
+                # docs 15.4 R-mem-bytes: the read's undef bytes; undef iff some byte is
+                m = x.rmask[e.id]
+                x.ctx.add(IFF(x.rundef[e.id], m != ZERO))
+                x.ctx.add((x.rval[e.id] & m) == ZERO)
+            elif e.reads:   # an undef register holds no particular bits: pin them
                 x.ctx.add(IMPLIES(x.rundef[e.id], x.rval[e.id] == ZERO))
 
 
@@ -136,6 +218,8 @@ def read_values(x: Execution) -> None:
             x.ctx.add(IMPLIES(x.rf(w, r), AND(definite, ms[w.id])))
         x.ctx.add(IMPLIES(definite, OR(rfs)))
         x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
+        if r.id in x.rmask:          # undef by the value rule: every byte
+            x.ctx.add(IMPLIES(NOT(definite), x.rmask[r.id] == ALL))
         _reads_from(x, r, ws, rfs)
 
 
@@ -154,6 +238,11 @@ def _reads_from(x: Execution, r: Event, ws: list, rfs: list) -> None:
         # a read with a defined value reads from some write (implied by the value rule
         # above; stated here so that `explain` can drop the value rule and keep it).
         for w in ws:
+            if r.id in x.rmask:      # docs 15.4 R-mem-bytes: the bytes it reads
+                m = wmask(x, w)
+                x.ctx.add(IMPLIES(x.rf(w, r), AND(x.rmask[r.id] == m, (x.rval[r.id] & ~m)
+                                                  == (x.wval[w.id] & ~m))))
+                continue
             x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(
                 x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
         for c in AT_MOST_ONE(rfs):

@@ -25,7 +25,8 @@ from .graph import effects
 from ..ir import CLUSTER, LEVEL_NAME, SYSTEM, WAVEFRONT, WORKGROUP, Condition, Test
 from ..model import Model
 from ..outcomes import format_state, projection
-from ..solve import cond_z3, model_of, set_params, signed, term_z3
+from ..ir import POISON
+from ..solve import cond_z3, model_of, refine, set_params, signed, term_z3
 
 
 @dataclass
@@ -86,6 +87,7 @@ class _Tracked:
     def __init__(self, test: Test, model: Model, cond: Condition):
         self.x = x = encode(elaborate(test, model), explaining=True)
         self.s = s = z3.Solver()
+        s.undef_forall = x.forall          # docs 15.4 R-cf-undef-sets (solve.refine)
         groups: dict[str, list] = {}
         plain = []
         for c, fam in zip(x.ctx.constraints, x.ctx.families):
@@ -113,7 +115,8 @@ class _Tracked:
         limits.check()
         set_params(self.s,
                    timeout=int(max(0.001, deadline - time.perf_counter()) * 1000))
-        return self.s.check(*[self.lits[f] for f in fams if f in self.lits])
+        lits = [self.lits[f] for f in fams if f in self.lits]
+        return refine(self.s, self.s.check(*lits), *lits)
 
     def core(self) -> set:
         return {self.names[str(v)] for v in self.s.unsat_core()}
@@ -338,8 +341,10 @@ def _labels_in(name: str, labels: list) -> list:
 
 def _state(m: z3.ModelRef, keys, zterms) -> tuple:
     vals = []
-    for (u, v) in zterms:
-        if _true(m, u):
+    for (u, v, p) in zterms:
+        if _true(m, p):
+            vals.append(POISON)
+        elif _true(m, u):
             vals.append(None)
         else:
             vals.append(signed(m.eval(v, model_completion=True).as_long()))

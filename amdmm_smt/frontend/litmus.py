@@ -18,7 +18,7 @@ from . import async_intrinsics as asyncops
 from .async_intrinsics import is_async_intrinsic
 from ..targets import get_target
 from .cfg import CF_KINDS, analyse
-from ..ir import (ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, STORED_AS_GLOBAL, BoolOp, Cmp,
+from ..ir import (POISON, ORDERS, RMW_OPS, SCOPE_LEVEL, SPACES, STORED_AS_GLOBAL, BoolOp, Cmp,
                   Condition, Const, Instr, Location, LocTerm, Not, Reg, RegTerm, Test,
                   Thread)
 
@@ -759,6 +759,8 @@ class _CondParser:
         if kind == "loc":
             if val == "undef":
                 return Const(None)
+            if val == "poison":              # docs/litmus-format.md (issue 28 item 3)
+                return Const(POISON)
             name = val.lstrip("@")
             if name not in self.test.ctx.memory or self.test.ctx.memory[name].space == "barrier":
                 raise self.err(f"unknown location '@{name}'")

@@ -9,6 +9,24 @@ M32 = 0xFFFFFFFF
 LEVELS = range(SYSTEM + 1)         # singlethread .. system
 
 
+class Bytes(tuple):
+    """A value with some bytes undef (docs/semantics.md 15.4 R-mem-bytes): (mask, bits), mask
+    the bits of the undef bytes (not 0, not all), bits 0 under it."""
+
+    @property
+    def mask(self) -> int:
+        return self[0]
+
+    @property
+    def bits(self) -> int:
+        return self[1]
+
+
+def whole(v):
+    """A value as an instruction that reads it whole sees it: some undef byte is undef."""
+    return None if isinstance(v, Bytes) else v
+
+
 class ReferenceTooBig(Exception):
     """The engine cannot give the complete outcome set: more candidate executions than the
     limit allows (and, as subclasses, the two other reasons below)."""
@@ -60,4 +78,4 @@ def _s32(v: int) -> int:
 
 
 def _signed(v):
-    return None if v is None else _s32(v)
+    return v if v is None or isinstance(v, str) else _s32(v)     # None: undef; "poison"

@@ -14,7 +14,7 @@ from .async_ops import ASYNC_KINDS, AsyncOps
 from .avvis import AvVis
 from .control import Control
 from .coherence import Coherence
-from .common import (LEVELS, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
+from .common import (LEVELS, whole, NOWRITE, UNKNOWN, ReferenceTooBig, ReferenceUnbounded,
                      ReferenceUnsupported, _bits, _Guess, _signed)
 from .barrier import _closure, analyse
 from .seq_cst import SeqCst
@@ -373,13 +373,13 @@ class _Engine(Values, Sync, AvVis, Coherence, SeqCst, AsyncOps, Control):
         for k in self.keys:
             if k.startswith("@"):
                 w = last.get(k[1:])
-                v = None if w is None else wval[w]
+                v = None if w is None else whole(wval[w])     # docs 15.4 R-mem-bytes
             else:
                 tname, reg = k.split(":%", 1)
                 if (tname, reg) in self.bar_regs:
                     v = self.bar_regs[(tname, reg)]        # isfirst (docs 10.5)
                 else:
-                    v = self.reg_value(tname, reg, rval.__getitem__)   # control.py (§15.4)
+                    v = self.shown_value(tname, reg, rval.__getitem__)   # control.py (§15.4)
             if v is UNKNOWN:
                 raise ReferenceUnbounded(
                     f"{k}: a consistent execution whose value depends on itself through "

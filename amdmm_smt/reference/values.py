@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from ..ir import Reg
-from .common import M32, NOWRITE, UNKNOWN, ReferenceUnsupported, _Guess, _Pending, _s32
+from .common import (M32, NOWRITE, UNKNOWN, ReferenceUnsupported, _Guess, _Pending, _s32,
+                     whole)
 
 
 def _rmw_value(op: str, old, v):
@@ -57,12 +58,20 @@ class Values:
             return self.elab.test.memory[e.loc].init & M32
         if e.kind == "dma_write":
             # docs §11.3 (S004 "a non-atomic read on the source and a non-atomic write on the
-            # destination"): A.w writes the value A.r returns (undef if A.r returns undef)
-            return read_value(self.dma_read_of[e.async_of])
-        if e.kind in ("store", "av_store") or (e.kind == "rmw" and e.instr.op == "xchg"):
+            # destination"): A.w writes the value A.r returns (undef if A.r returns undef; a
+            # value with some undef bytes is copied as undef, docs 15.4 R-mem-bytes)
+            return whole(read_value(self.dma_read_of[e.async_of]))
+        if e.kind in ("store", "av_store"):
+            o = e.instr.value
+            tname = self.elab.thread_names[e.thread]
+            if isinstance(o, Reg) and (tname, o.name) not in self.bar_regs:
+                return self.store_value(tname, o.name, read_value)   # docs 15.4 R-mem-bytes
+            return self.operand(e, o, read_value)
+        if e.kind == "rmw" and e.instr.op == "xchg":
             return self.operand(e, e.instr.value, read_value)
-        return _rmw_value(e.instr.op, read_value(e.id), self.operand(e, e.instr.value,
-                                                                     read_value))
+        # an RMW reads its old value whole: some undef byte makes it undef (docs 15.4)
+        return _rmw_value(e.instr.op, whole(read_value(e.id)),
+                          self.operand(e, e.instr.value, read_value))
 
     def values(self, rf: dict, guess: dict):
         """Values of every read (value returned) and write (value written, NOWRITE for a failed
@@ -75,9 +84,6 @@ class Values:
         wval: dict = {}
         busy: set = set()
         bad = [False]
-        # the choices of selects on an undef condition (docs 15.4), guessed like a cmpxchg
-        self.sel_guess = {k[1:]: v for k, v in guess.items()
-                          if isinstance(k, tuple) and k[0] == "select"}
 
         def read_value(r: int):
             if r in rval:
@@ -106,7 +112,7 @@ class Values:
             if e.kind != "cmpxchg":
                 v = self.plain_write_value(e, read_value)
             else:
-                old = read_value(w)
+                old = whole(read_value(w))
                 exp = self.operand(e, e.instr.expected, read_value)
                 if old is UNKNOWN or exp is UNKNOWN or (
                         (old is None or exp is None) and self.opts.cas_undef == "either"):
@@ -125,8 +131,6 @@ class Values:
         for ws in self.writes_of.values():
             for w in ws:
                 write_value(w)
-        for tname, reg in self.elab.comp:     # every select's choice is made here (_Guess)
-            self.reg_tri(tname, reg, read_value)
         if bad[0]:
             return None
         return rval, wval
@@ -152,7 +156,7 @@ class Values:
             return v
 
         try:
-            old = read_value(c)
+            old = whole(read_value(c))
             exp = self.operand(ev[c], ev[c].instr.expected, read_value)
         except (Pending, _Guess):
             return False

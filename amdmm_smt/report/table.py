@@ -29,6 +29,7 @@ def result_record(r: Result, timing: bool = True) -> dict:
         "model_options": {k: v for k, v in getattr(r, "options", ())},
         **({"warnings": [w.record() for w in warnings_of(r)]} if warnings_of(r) else {}),
         "outcomes": [{k: ("undef" if v is None else v) for k, v in s} for s in r.states],
+        # (`poison` is printed as itself, docs/litmus-format.md)
         "verdicts": [
             {"kind": v.kind, "expected": v.expected, "status": v.status, "detail": v.detail,
              **({"missing": [format_state(s) for s in v.missing],

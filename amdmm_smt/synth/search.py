@@ -84,8 +84,9 @@ def _signature(test, model: Model):
     _, terms = projection(test)
     proj = []
     for t in terms:
-        u, v = term_z3(x, t)
-        proj.append((u if isinstance(u, bool) else u.get_id(), v.get_id()))
+        u, v, p = term_z3(x, t)
+        proj.append((u if isinstance(u, bool) else u.get_id(), v.get_id(),
+                     p if isinstance(p, bool) else p.get_id()))
     ub = x.ub if isinstance(x.ub, bool) else x.ub.get_id()
     return ([c.get_id() for c in x.ctx.constraints], ub, proj), (el, x)
 
