@@ -40,6 +40,7 @@ class Task:
     data: Optional[bytes] = None   # the file's bytes, read by the parent (Dask: other hosts)
     unroll: Optional[int] = None   # verify --unroll: for tests with no unroll: (docs §15.2)
     call: Optional[tuple] = None   # (function, args): run it instead (explain, lint, parse)
+    outcome_limit: int = 100000    # verify --outcome-limit: states listed per test (0: all)
 
 
 @dataclass
@@ -150,7 +151,8 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
                 return test, run_reference(test, model), None
             from ..solve import run_test
             return test, run_test(test, model, timeout=task.timeout, memory_mb=task.memory_mb,
-                                  decide_only=task.decide_only), None
+                                  decide_only=task.decide_only,
+                                  max_outcomes=task.outcome_limit), None
         except limits.LimitExceeded as e:
             return test, limit_result(test, model, e.reason, time.perf_counter() - t0), None
         except LitmusError as e:
