@@ -24,7 +24,11 @@ from .report import MAX_OUTCOMES, OUTCOME_LIMIT   # the package face only (no ta
 
 
 def Console(**kw):
-    """A rich console, imported when first printed to."""
+    """A rich console, imported when first printed to; off a terminal a plain one that
+    writes the same bytes without importing rich (report/plain.py, start-up: issue 30)."""
+    from .report.plain import PlainConsole, plain_ok
+    if plain_ok(bool(kw.get("stderr"))):
+        return PlainConsole(on_broken_pipe=_reader_gone, **kw)
     from rich.console import Console as RichConsole
     c = RichConsole(**kw)
     c.on_broken_pipe = _reader_gone    # rich's own answer is exit 1, a failing test's status
@@ -39,6 +43,23 @@ def _fail2(msg: str) -> None:
 class _Group(click.Group):
     """Usage errors (a bad option value, a missing argument) as one line on stderr, exit 2,
     like every other error of the tool (click's default is a three-line usage block)."""
+
+    def __call__(self, *args, **kw):
+        """The command run as a program (`amdmm-smt`, `python3 -m amdmm_smt.cli`): a test
+        thread given up on at its hard time limit (run/pool.py run_inline) is not waited
+        for, nor torn down under it: the process ends at once, its output flushed."""
+        try:
+            return super().__call__(*args, **kw)
+        except SystemExit as e:
+            pool = sys.modules.get("amdmm_smt.run.pool")
+            if pool is not None and pool.stray():
+                _flush_stdout()
+                try:
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+                os._exit(e.code if isinstance(e.code, int) else 1)
+            raise
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:

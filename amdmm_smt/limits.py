@@ -8,12 +8,16 @@ Two layers:
   `LimitExceeded`, never an internal error);
 - hard, in `amdmm_smt.run.pool`: each test runs in a worker process that the parent kills one
   `GRACE` second after the deadline (or when its resident memory grows past the budget), for
-  whatever stage does not check the deadline itself (Z3 preprocessing, the reference engine).
+  whatever stage does not check the deadline itself (Z3 preprocessing, the reference engine);
+  or, for one small test run alone (`run_inline`, issue 30 item 3), the test runs in a thread
+  of the command's own process that the main thread gives up on one `GRACE` second after the
+  deadline. The cooperative state is per thread.
 Either way the test is reported `unknown` with the reason (`Result.limit`).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable, Optional
 
@@ -26,8 +30,20 @@ class LimitExceeded(Exception):
         self.reason = reason
 
 
-_state = {"deadline": None, "timeout": None, "stage": "starting", "notify": None, "n": 0,
-          "memory_mb": None}
+class _State(threading.local):
+    """The limits of the test running in this thread: per thread, so that a test thread
+    given up on at its hard limit (run/pool.py run_inline) keeps its own and never ends the
+    limits of a test run after it."""
+
+    def __init__(self):
+        self.__dict__.update(deadline=None, timeout=None, stage="starting", notify=None, n=0,
+                             memory_mb=None)
+
+    def update(self, **kw):
+        self.__dict__.update(kw)
+
+
+_state = _State()
 
 
 def begin(timeout: Optional[float], memory_mb: Optional[int] = None,
@@ -41,32 +57,32 @@ def end() -> None:
 
 
 def stage(name: str) -> None:
-    _state["stage"] = name
-    if _state["notify"] is not None:
-        _state["notify"](name)
+    _state.stage = name
+    if _state.notify is not None:
+        _state.notify(name)
     check()
 
 
 def current_stage() -> str:
-    return _state["stage"]
+    return _state.stage
 
 
 def left() -> Optional[float]:
     """Seconds left before the deadline (None: no deadline)."""
-    d = _state["deadline"]
+    d = _state.deadline
     return None if d is None else d - time.perf_counter()
 
 
 def check() -> None:
-    d = _state["deadline"]
+    d = _state.deadline
     if d is not None and time.perf_counter() > d:
-        raise LimitExceeded(timeout_reason(_state["timeout"], _state["stage"]))
+        raise LimitExceeded(timeout_reason(_state.timeout, _state.stage))
 
 
 def tick() -> None:
     """Cheap enough for hot loops: looks at the clock every 128th call."""
-    _state["n"] += 1
-    if _state["n"] & 127 == 0:
+    _state.n += 1
+    if _state.n & 127 == 0:
         check()
 
 
@@ -80,7 +96,7 @@ def memory_reason(memory_mb: Optional[int], stage: str) -> str:
 
 
 def memory_exceeded() -> LimitExceeded:
-    return LimitExceeded(memory_reason(_state["memory_mb"], _state["stage"]))
+    return LimitExceeded(memory_reason(_state.memory_mb, _state.stage))
 
 
 def is_out_of_memory(e: BaseException) -> bool:
@@ -89,8 +105,8 @@ def is_out_of_memory(e: BaseException) -> bool:
 
 
 def active() -> bool:
-    return _state["deadline"] is not None
+    return _state.deadline is not None
 
 
 def timeout() -> Optional[float]:
-    return _state["timeout"]
+    return _state.timeout

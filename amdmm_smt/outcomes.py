@@ -19,6 +19,7 @@ State = tuple  # ((key, value-or-None), ...) sorted by key order of the projecti
 
 @dataclass
 class Verdict:
+    """The verdict of one expectation of a test."""
     kind: str            # exists | outcomes | undefined
     expected: str        # allowed | forbidden | undefined | exact
     status: str          # pass | fail | unknown
@@ -29,6 +30,7 @@ class Verdict:
 
 @dataclass
 class Result:
+    """What running a test found: its outcomes, verdicts and limits."""
     test: Test
     model: str
     keys: list[str]

@@ -264,7 +264,7 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
     """The table (or, narrower than TABLE_WIDTH columns, one block per test, so that names are
     never cut), then the details of every test that did not pass, warnings and errors.
     `quiet`: only the model line(s), failures, warnings and errors."""
-    from rich.text import Text      # rich only when a table is printed (start-up, issue 16)
+    Text = _text_type(console)
     several = len({(r.model, r.options) for r in results}) > 1
     for line in model_lines(results):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -281,12 +281,25 @@ def print_table(results: list[Result], errors: list[tuple[str, str]], console: C
     for r in results:   # unwrapped details of every test that did not pass, for CI logs
         if r.status != "pass":
             console.print(Text(f"{r.status.upper()} {r.test.name} ({r.test.file}):",
-                               style=STYLE[r.status]), soft_wrap=True)
+                               style=STYLE[r.status]), soft_wrap=True, markup=False)
             console.print(verdict_text(r), markup=False, highlight=False, soft_wrap=True)
     for w in all_warnings(results):
-        console.print(Text(str(w), style="yellow"), soft_wrap=True)
+        console.print(Text(str(w), style="yellow"), soft_wrap=True, markup=False)
     for file, msg in errors:
-        console.print(Text(msg, style="bold red"), soft_wrap=True)
+        console.print(Text(msg, style="bold red"), soft_wrap=True, markup=False)
+
+
+def _plain_text(text: str, style=None) -> str:
+    """What rich's Text(text, style) prints off a terminal."""
+    return text
+
+
+def _text_type(console):
+    """rich's Text, or plain strings for a plain console (report/plain.py: no rich import)."""
+    if getattr(console, "plain", False):
+        return _plain_text
+    from rich.text import Text      # rich only when a table is printed (start-up, issue 16)
+    return Text
 
 
 def _table(results, console, timing, max_outcomes, several) -> None:
@@ -314,16 +327,22 @@ def _table(results, console, timing, max_outcomes, several) -> None:
 def _blocks(results, console, timing, max_outcomes, several) -> None:
     """For narrow consoles: the status and the whole name on one line, then the outcomes and
     the expectations indented. Nothing is cut; long lines wrap."""
-    from rich.text import Text
+    plain = getattr(console, "plain", False)
+    if not plain:
+        from rich.text import Text
     for r in results:
-        head = Text()
-        head.append(f"{r.status:<7}", style=STYLE[r.status])
-        head.append(r.test.name, style="bold")
+        parts = [(f"{r.status:<7}", STYLE[r.status]), (r.test.name, "bold")]
         if several:
-            head.append(f"  (model {r.model})")
+            parts.append((f"  (model {r.model})", None))
         if timing:
-            head.append(f"  {r.seconds:.2f}s")
-        console.print(head, soft_wrap=True)
+            parts.append((f"  {r.seconds:.2f}s", None))
+        if plain:
+            head = "".join(p for p, _ in parts)
+        else:
+            head = Text()
+            for p, style in parts:
+                head.append(p, style=style)
+        console.print(head, soft_wrap=True, markup=False)
         if _cut(r, max_outcomes):     # every outcome, streamed
             lines = outcome_lines(r, max_outcomes, CELL_MAX)
             _write_lines(console, (format_state(s) for s in r.states), "    ")

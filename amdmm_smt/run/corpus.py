@@ -52,6 +52,7 @@ def run_models(tests: list[Test], model_names: list, timeout: float, jobs: int =
 
 @dataclass
 class _Named:
+    """A name standing for a test that did not parse (progress)."""
     name: str
 
 
