@@ -20,11 +20,15 @@ from .errors import LitmusError
 # uses (the solver, rich, the herd importer, Dask) when it runs, so `--help` and a per-file
 # hook pay for nothing they do not use. benchmarks/startup.py measures it.
 EXIT_INTERRUPTED = 130   # ^C; docs/litmus-format.md "Exit status"
-from .report import MAX_OUTCOMES   # the package face only: the table module is not imported
+from .report import MAX_OUTCOMES, OUTCOME_LIMIT   # the package face only (no table module)
 
 
 def Console(**kw):
-    """A rich console, imported when first printed to."""
+    """A rich console, imported when first printed to; off a terminal a plain one that
+    writes the same bytes without importing rich (report/plain.py, start-up: issue 30)."""
+    from .report.plain import PlainConsole, plain_ok
+    if plain_ok(bool(kw.get("stderr"))):
+        return PlainConsole(on_broken_pipe=_reader_gone, **kw)
     from rich.console import Console as RichConsole
     c = RichConsole(**kw)
     c.on_broken_pipe = _reader_gone    # rich's own answer is exit 1, a failing test's status
@@ -39,6 +43,23 @@ def _fail2(msg: str) -> None:
 class _Group(click.Group):
     """Usage errors (a bad option value, a missing argument) as one line on stderr, exit 2,
     like every other error of the tool (click's default is a three-line usage block)."""
+
+    def __call__(self, *args, **kw):
+        """The command run as a program (`amdmm-smt`, `python3 -m amdmm_smt.cli`): a test
+        thread given up on at its hard time limit (run/pool.py run_inline) is not waited
+        for, nor torn down under it: the process ends at once, its output flushed."""
+        try:
+            return super().__call__(*args, **kw)
+        except SystemExit as e:
+            pool = sys.modules.get("amdmm_smt.run.pool")
+            if pool is not None and pool.stray():
+                _flush_stdout()
+                try:
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+                os._exit(e.code if isinstance(e.code, int) else 1)
+            raise
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -233,6 +254,11 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
 @click.option("--max-outcomes", default=MAX_OUTCOMES, show_default=True,
               type=click.IntRange(min=0),
               help="Outcomes printed per test in the table (0: all). --json lists all.")
+@click.option("--outcome-limit", default=OUTCOME_LIMIT, show_default=True,
+              type=click.IntRange(min=0),
+              help="Stop listing a test's outcomes after this many (0: no limit). A listing "
+                   "stopped short says so in its verdict line; the test fails (unknown) "
+                   "unless every expectation was decided by its own solver query.")
 @click.option("--decide-only", is_flag=True,
               help="Answer each expectation with its own solver queries without listing "
                    "every outcome (an `outcomes:` list is checked state by state, plus one "
@@ -249,7 +275,8 @@ _jobs = click.option("--jobs", "-j", default=1, show_default=True, type=click.In
               help="Loop bound for tests with control flow that give no `unroll:` (each block "
                    "runs at most this many times per execution; default 2).")
 def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_timing, engine,
-           quiet, max_outcomes, decide_only, dask_address, unroll, undefined_policy, fmt):
+           quiet, max_outcomes, decide_only, dask_address, unroll, undefined_policy, fmt,
+           outcome_limit):
     """Verify litmus tests (files or directories) and print every allowed outcome."""
     if dask_address:
         from .run.cluster import prestart
@@ -276,7 +303,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     try:
         runs, load_errors = run_files(paths, model_name, timeout, jobs, tick, memory_mb, engine,
                                       decide_only, dask_address, unroll=unroll,
-                                      collected=collected)
+                                      collected=collected, outcome_limit=outcome_limit)
     except LitmusError as e:
         _fail2(str(e))
     finally:

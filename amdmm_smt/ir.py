@@ -56,6 +56,7 @@ Operand = Union[int, Reg]
 
 @dataclass(frozen=True)
 class Location:
+    """A memory location and its declared attributes."""
     name: str
     space: str                 # global | local | barrier
     init: Optional[int]        # None: no initial write (extension `init: undef`)
@@ -65,6 +66,7 @@ class Location:
 
 @dataclass
 class Instr:
+    """One instruction of a thread."""
     kind: str                  # load store rmw cmpxchg fence av_load av_store barrier async
     line: int
     text: str
@@ -112,6 +114,7 @@ class Instr:
 
 @dataclass
 class Thread:
+    """A thread: its place in the scope tree and its code."""
     name: str
     agent: int
     cluster: int
@@ -131,17 +134,20 @@ class Thread:
 
 @dataclass(frozen=True)
 class RegTerm:
+    """A register in a condition (THREAD:%reg)."""
     thread: str
     reg: str
 
 
 @dataclass(frozen=True)
 class LocTerm:
+    """A location's final value in a condition (@loc)."""
     loc: str
 
 
 @dataclass(frozen=True)
 class Const:
+    """A constant in a condition (None: undef; POISON: poison)."""
     value: Optional[int]       # None = undef; POISON = poison (docs/litmus-format.md)
 
 
@@ -150,6 +156,7 @@ Term = Union[RegTerm, LocTerm, Const]
 
 @dataclass(frozen=True)
 class Cmp:
+    """A comparison of two terms in a condition."""
     op: str                    # == or !=
     left: Term
     right: Term
@@ -157,11 +164,13 @@ class Cmp:
 
 @dataclass(frozen=True)
 class Not:
+    """A negated condition."""
     arg: "Cond"
 
 
 @dataclass(frozen=True)
 class BoolOp:
+    """A conjunction or disjunction in a condition."""
     op: str                    # and | or
     args: tuple
 
@@ -171,6 +180,7 @@ Cond = Union[Cmp, Not, BoolOp]
 
 @dataclass
 class Condition:
+    """A condition, with its source text and line."""
     text: str
     line: int
     cond: Cond
@@ -178,6 +188,7 @@ class Condition:
 
 @dataclass
 class Test:
+    """A parsed litmus test."""
     name: str
     file: str
     line: int

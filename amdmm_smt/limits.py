@@ -8,7 +8,10 @@ Two layers:
   `LimitExceeded`, never an internal error);
 - hard, in `amdmm_smt.run.pool`: each test runs in a worker process that the parent kills one
   `GRACE` second after the deadline (or when its resident memory grows past the budget), for
-  whatever stage does not check the deadline itself (Z3 preprocessing, the reference engine).
+  whatever stage does not check the deadline itself (Z3 preprocessing, the reference engine);
+  or, for one small test run alone (`run_inline`, issue 30 item 3), the test runs in a thread
+  of the command's own process that the main thread gives up on one `GRACE` second after the
+  deadline. The cooperative state is per thread.
 Either way the test is reported `unknown` with the reason (`Result.limit`).
 
 The solver's watchdog (amdmm_smt/solve.py, `_Watchdog`) interrupts Z3 once the deadline has
@@ -20,6 +23,7 @@ is not the limit's and stays an error.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable, Optional
 
@@ -32,8 +36,20 @@ class LimitExceeded(Exception):
         self.reason = reason
 
 
-_state = {"deadline": None, "timeout": None, "stage": "starting", "notify": None, "n": 0,
-          "memory_mb": None}
+class _State(threading.local):
+    """The limits of the test running in this thread: per thread, so that a test thread
+    given up on at its hard limit (run/pool.py run_inline) keeps its own and never ends the
+    limits of a test run after it."""
+
+    def __init__(self):
+        self.__dict__.update(deadline=None, timeout=None, stage="starting", notify=None, n=0,
+                             memory_mb=None)
+
+    def update(self, **kw):
+        self.__dict__.update(kw)
+
+
+_state = _State()
 
 
 def begin(timeout: Optional[float], memory_mb: Optional[int] = None,
@@ -50,37 +66,37 @@ def stage(name: str) -> None:
     """Enter a stage. The deadline is looked at first: one that passed before this call
     passed during the stage before (the reason names that one)."""
     check()
-    _state["stage"] = name
-    if _state["notify"] is not None:
-        _state["notify"](name)
+    _state.stage = name
+    if _state.notify is not None:
+        _state.notify(name)
 
 
 def current_stage() -> str:
-    return _state["stage"]
+    return _state.stage
 
 
 def left() -> Optional[float]:
     """Seconds left before the deadline (None: no deadline)."""
-    d = _state["deadline"]
+    d = _state.deadline
     return None if d is None else d - time.perf_counter()
 
 
 def check() -> None:
-    d = _state["deadline"]
+    d = _state.deadline
     if d is not None and time.perf_counter() > d:
-        raise LimitExceeded(timeout_reason(_state["timeout"], _state["stage"]))
+        raise LimitExceeded(timeout_reason(_state.timeout, _state.stage))
 
 
 def tick() -> None:
     """Cheap enough for hot loops: looks at the clock every 128th call."""
-    _state["n"] += 1
-    if _state["n"] & 127 == 0:
+    _state.n += 1
+    if _state.n & 127 == 0:
         check()
 
 
 def passed() -> bool:
     """Has the deadline passed (False: no deadline)?"""
-    d = _state["deadline"]
+    d = _state.deadline
     return d is not None and time.perf_counter() >= d
 
 
@@ -94,7 +110,7 @@ def cancel_reason(e: BaseException) -> Optional[str]:
     watchdog's interrupt, wherever it landed). None: not a cancel, or one before the
     deadline (a genuine error)."""
     if is_cancel(e) and passed():
-        return timeout_reason(_state["timeout"], _state["stage"])
+        return timeout_reason(_state.timeout, _state.stage)
     return None
 
 
@@ -108,7 +124,7 @@ def memory_reason(memory_mb: Optional[int], stage: str) -> str:
 
 
 def memory_exceeded() -> LimitExceeded:
-    return LimitExceeded(memory_reason(_state["memory_mb"], _state["stage"]))
+    return LimitExceeded(memory_reason(_state.memory_mb, _state.stage))
 
 
 def is_out_of_memory(e: BaseException) -> bool:
@@ -117,8 +133,8 @@ def is_out_of_memory(e: BaseException) -> bool:
 
 
 def active() -> bool:
-    return _state["deadline"] is not None
+    return _state.deadline is not None
 
 
 def timeout() -> Optional[float]:
-    return _state["timeout"]
+    return _state.timeout

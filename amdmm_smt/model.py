@@ -35,6 +35,7 @@ def shipped_models_dir() -> Optional[str]:
 
 @dataclass(frozen=True)
 class Options:
+    """A model version's options (docs/semantics.md section 8)."""
     # S002: HSA scope inclusion ("hsa") or OpenCL exact scope match ("opencl").
     scope_inclusion: str = "hsa"
     # S000 availability / visibility; False = plain LLVM happens-before reading (UP§4).
@@ -146,6 +147,7 @@ def option_table() -> list[tuple[str, list[str]]]:
 
 @dataclass(frozen=True)
 class Model:
+    """A model version: its name, description and options."""
     name: str
     description: str = ""
     sources: tuple = ()

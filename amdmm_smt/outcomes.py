@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .errors import LitmusError
-from .ir import BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, RegTerm, Test
+from .ir import BoolOp, Cmp, Cond, Condition, Const, LocTerm, Not, POISON, RegTerm, Test
 from .model import Model
 
 State = tuple  # ((key, value-or-None), ...) sorted by key order of the projection
@@ -19,6 +19,7 @@ State = tuple  # ((key, value-or-None), ...) sorted by key order of the projecti
 
 @dataclass
 class Verdict:
+    """The verdict of one expectation of a test."""
     kind: str            # exists | outcomes | undefined
     expected: str        # allowed | forbidden | undefined | exact
     status: str          # pass | fail | unknown
@@ -29,6 +30,7 @@ class Verdict:
 
 @dataclass
 class Result:
+    """What running a test found: its outcomes, verdicts and limits."""
     test: Test
     model: str
     keys: list[str]
@@ -203,6 +205,98 @@ def gave_up(test: Test, model: Model, why: str, seconds: float = 0.0) -> Result:
 def state_sort_key(state: State):
     return tuple((0, v) if isinstance(v, int) else ((1, 0) if v is None else (2, 0))
                  for _, v in state)
+
+
+# ---- states held compactly (issue 30 item 2) ---------------------------------------------
+#
+# A listing holds each state as one Python int (about 100 bytes for 17 registers, against
+# about 1.5 KiB for a tuple of (key, value) pairs): per key, 33 bits, the first key most
+# significant; an undef value is 1 << 32, a defined value v is (v mod 2**32) ^ 2**31 (signed
+# order as unsigned). So the ints sort as state_sort_key sorts the states (numbers ascending,
+# undef after every number, poison (1 << 32 | 1) last), and a sorted listing is a sorted list of ints, decoded at print
+# time.
+
+FIELD = 33
+_SIGN = 1 << 31
+_UNDEF = 1 << 32
+_POISON = _UNDEF | 1       # poison sorts after undef, as state_sort_key has it
+_MASK = (1 << FIELD) - 1
+
+
+def pack_values(vals) -> int:
+    """The packed int of a state's values (None: undef, POISON: poison), in key order."""
+    n = 0
+    for v in vals:
+        n = (n << FIELD) | (_UNDEF if v is None else _POISON if v == POISON
+                            else ((v & 0xFFFFFFFF) ^ _SIGN))
+    return n
+
+
+def unpack_values(n: int, width: int) -> tuple:
+    """The values of a packed state with `width` keys (inverse of pack_values)."""
+    vals = [None] * width
+    for i in range(width - 1, -1, -1):
+        f = n & _MASK
+        n >>= FIELD
+        if f & _UNDEF:
+            vals[i] = POISON if f & 1 else None
+        else:
+            v = f ^ _SIGN
+            vals[i] = v - (1 << 32) if v & _SIGN else v
+    return tuple(vals)
+
+
+class PackedStates:
+    """A sorted listing held as packed ints (pack_values), read as the list of states
+    ((key, value), ...) it stands for: len, indexing, slicing, iteration (each state decoded
+    when it is reached), equality with a list of states. Pickled as keys and ints."""
+
+    __slots__ = ("keys", "ints")
+
+    def __init__(self, keys, ints):
+        self.keys = tuple(keys)
+        self.ints = sorted(ints)
+
+    @classmethod
+    def of(cls, keys, states) -> "PackedStates":
+        """From states ((key, value), ...) in `keys` order."""
+        return cls(keys, {pack_values(v for _, v in st) for st in states})
+
+    def state(self, n: int) -> State:
+        return tuple(zip(self.keys, unpack_values(n, len(self.keys))))
+
+    def __len__(self) -> int:
+        return len(self.ints)
+
+    def __bool__(self) -> bool:
+        return bool(self.ints)
+
+    def __iter__(self):
+        for n in self.ints:
+            yield self.state(n)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.state(n) for n in self.ints[i]]
+        return self.state(self.ints[i])
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, PackedStates):
+            return self.keys == other.keys and self.ints == other.ints
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self.ints) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None    # a list's equality, a list's hashability
+
+    def __getstate__(self):
+        return (self.keys, self.ints)
+
+    def __setstate__(self, st):
+        self.keys, self.ints = st
+
+    def __repr__(self) -> str:
+        return f"PackedStates({list(self)!r})"
 
 
 def judge_ub(res: Result, an) -> None:

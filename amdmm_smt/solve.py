@@ -28,9 +28,9 @@ from .model import Model
 from .elaborate.barrier import WaveDivergent
 from .elaborate.cflow import (Symmetry, strip_barriers, symmetric_combos, symmetries,
                               test_has_cflow, unroll_bound)
-from .outcomes import (WAVE_UNIFORM, Result, State, bar_ub_record, cf_verdicts, eval_cond,
-                       judge, judge_ub, limit_result,
-                       projection, state_sort_key, wanted_states)
+from .outcomes import (WAVE_UNIFORM, PackedStates, Result, bar_ub_record, cf_verdicts,
+                       eval_cond, judge, judge_ub, limit_result, pack_values, projection,
+                       unpack_values, wanted_states)
 
 
 # ---- conditions -------------------------------------------------------------------------
@@ -228,10 +228,14 @@ class _Projector:
         self.negs: dict = {}
         self.pending: list = []
         # the whole projection as one bit-vector, read with one evaluation per outcome
-        # (issue 20 item 2): per term, an undef bit then the value (0 when undef)
+        # (issue 20 item 2): per term, an undef bit then the value with its sign bit flipped
+        # (0 when undef): the packed int of outcomes.pack_values, so that a state is held as
+        # that int from the solver to the report (issue 30 item 2)
         parts = []
+        sign = z3.BitVecVal(0x80000000, 32)
         for u, v, p in self.zterms:
-            vv = v if isinstance(v, z3.ExprRef) else z3.BitVecVal(v & 0xFFFFFFFF, 32)
+            vv = (v ^ sign) if isinstance(v, z3.ExprRef) else \
+                z3.BitVecVal((v & 0xFFFFFFFF) ^ 0x80000000, 32)
             # a poison term: undef bit set, value 1 (undef: 0), docs 15.4 / issue 28 item 3
             pv = (z3.BitVecVal(int(p), 32) if isinstance(p, bool)
                   else z3.If(p, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)))
@@ -242,25 +246,20 @@ class _Projector:
                           z3.If(u, pv, vv)]
         self.packed = (z3.Concat(*parts) if len(parts) > 1 else parts[0]) if parts else None
 
-    def read(self, m: z3.ModelRef) -> tuple:
-        """The projected state of a model: one evaluation of the packed projection through
-        Z3's C API (model_completion: a term the model leaves free evaluates to a default,
-        like m.eval(..., model_completion=True))."""
+    def read(self, m: z3.ModelRef) -> int:
+        """The packed projected state of a model (outcomes.pack_values): one evaluation of
+        the packed projection through Z3's C API (model_completion: a term the model leaves
+        free evaluates to a default, like m.eval(..., model_completion=True))."""
         if self.packed is None:
-            return ()
+            return 0
         ctx = m.ctx.ref()
         out = (z3.Ast * 1)()
         z3.z3core.Z3_model_eval(ctx, m.model, self.packed.as_ast(), True, out)
-        return self.decode(int(z3.z3core.Z3_get_numeral_string(ctx, out[0])))
+        return int(z3.z3core.Z3_get_numeral_string(ctx, out[0]))
 
     def decode(self, n: int) -> tuple:
-        """The projected state a value of the packed projection stands for."""
-        vals = []
-        for _ in self.zterms:
-            val, undef = n & 0xFFFFFFFF, (n >> 32) & 1
-            n >>= 33
-            vals.append((POISON if val == 1 else None) if undef else signed(val))
-        return tuple(reversed(vals))
+        """The projected values a packed state stands for."""
+        return unpack_values(n, len(self.zterms))
 
     def _differs_bv(self, vals: tuple):
         """A formula true exactly in the states that differ from vals (False: no projection)."""
@@ -330,9 +329,11 @@ LIST_INSIDE_AFTER = 16
 
 
 def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
-               states: list) -> tuple[bool, str]:
-    """Add every state the solver still allows to `states`, blocking each: (True, "") when
-    the enumeration completed, else (False, what stopped it). The time limit is one watchdog
+               found: set) -> tuple[bool, str]:
+    """Add every state the solver still allows to `found` (as its packed int,
+    outcomes.pack_values: about 100 bytes a state, issue 30 item 2), blocking each: (True, "")
+    when the enumeration completed, else (False, what stopped it): past `max_outcomes` states
+    (0: no limit). The time limit is one watchdog
     for the whole listing, which interrupts the solver at the deadline, not a timer that
     every check starts and stops (issue 20 item 2: a sixth of the listing time).
 
@@ -349,16 +350,16 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
     # not with universal statements over the choices of undef (docs 15.4 R-cf-undef-sets):
     # a model is a state only once solve.refine has checked it, outside the search
     inside = LIST_INSIDE and proj.packed is not None and not getattr(s, "undef_forall", None)
-    seen = {tuple(v for _, v in st) for st in states}
+    limit = max_outcomes or float("inf")
     try:
         with _Watchdog(s) as dog:
             while True:
-                if inside and lister is None and len(seen) >= LIST_INSIDE_AFTER:
+                if inside and lister is None and len(found) >= LIST_INSIDE_AFTER:
                     inside = _bit_level(s)
                     if inside:
                         lister = _Lister.attach(s, proj)
                 if lister is not None:
-                    lister.start(keys, states, seen, max_outcomes)
+                    lister.start(found, limit)
                 r = dog.check()
                 if lister is not None:
                     lister.stop()
@@ -366,13 +367,12 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
                     return True, ""
                 if r == z3.unknown:
                     return False, _gave_up(s, dog.fired)
-                vals = proj.read(model_of(s))
-                if vals not in seen:
-                    if len(states) >= max_outcomes:
+                n = proj.read(model_of(s))
+                if n not in found:
+                    if len(found) >= limit:
                         return False, f"stopped at {max_outcomes} outcomes"
-                    seen.add(vals)
-                    states.append(tuple(zip(keys, vals)))
-                blk = proj.differs(vals)
+                    found.add(n)
+                blk = proj.differs(proj.decode(n))
                 if blk is False:      # nothing to project: one state only
                     return True, ""
                 s.add(blk)
@@ -431,8 +431,8 @@ class _Lister:
         self.proj = None
         self.val = None          # the projection's value on the current trail, or None
         self.saved: list = []    # the value at each open scope
-        self.keys = self.states = self.seen = None
-        self.max_outcomes = 0
+        self.found = None
+        self.limit = 0
         self.error = None
         self._false = z3.BoolVal(False, s.ctx).as_ast()
         # the callbacks live as long as the solver (this object is attached to it)
@@ -453,12 +453,11 @@ class _Lister:
         self.ids = (z3.Ast * 1)(self.var.as_ast())
         self.var_ptr = self.var.as_ast().value
 
-    def start(self, keys: list, states: list, seen: set, max_outcomes: int) -> None:
-        self.keys, self.states, self.seen = keys, states, seen
-        self.max_outcomes = max_outcomes
+    def start(self, found: set, limit) -> None:
+        self.found, self.limit = found, limit
 
     def stop(self) -> None:
-        self.keys = self.states = self.seen = None
+        self.found = None
         if self.error is not None:
             e, self.error = self.error, None
             raise e
@@ -485,18 +484,21 @@ class _Lister:
 
     def _final(self, _ctx, cb):
         try:
-            if self.states is None or self.val is None or self.error is not None:
+            if self.found is None or self.val is None or self.error is not None:
                 return           # not listing, or the projection is not fixed: a model
-            vals = self.proj.decode(self.val)
-            if vals not in self.seen:
-                if len(self.states) >= self.max_outcomes:
+            if self.val not in self.found:
+                if len(self.found) >= self.limit:
                     return       # one more state: the check ends with its model
-                self.seen.add(vals)
-                self.states.append(tuple(zip(self.keys, vals)))
+                self._record(self.val)
             z3.z3core.Z3_solver_propagate_consequence(self.ctx, ctypes.c_void_p(cb), 1,
                                                       self.ids, 0, None, None, self._false)
         except BaseException as e:     # noqa: BLE001
             self.error = self.error or e
+
+
+    def _record(self, n: int) -> None:
+        """A new state, as its packed int (the projection's value)."""
+        self.found.add(n)
 
 
 class _Watchdog:
@@ -514,18 +516,20 @@ class _Watchdog:
         left = limits.left()
         if left is not None:
             set_params(self.s, timeout=4294967295)        # Z3: UINT_MAX is no timer at all
-            self._thread = threading.Thread(target=self._run, args=(max(0.0, left),),
-                                            daemon=True)
+            # the deadline is read here: limits' state is per thread (the watchdog's is empty)
+            self._thread = threading.Thread(target=self._run,
+                                            args=(time.perf_counter() + left,), daemon=True)
             self._thread.start()
         return self
 
-    def _run(self, left: float) -> None:
+    def _run(self, deadline: float) -> None:
         # fire only once the deadline has passed by limits' own clock: a cancel the watchdog
         # causes is then always one after the deadline (limits.cancel_reason)
+        left = deadline - time.perf_counter()
         while left > 0:
             if self._stop.wait(left):
                 return
-            left = limits.left() or 0.0
+            left = deadline - time.perf_counter()
         self.fired = True
         while not self._stop.is_set():
             self.s.ctx.interrupt()
@@ -624,7 +628,7 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
              else [Symmetry(tuple(range(len(test.threads))))])
     _, _, gen = symmetric_combos(test, bound, group)
     names = [t.name for t in test.threads]
-    states: set = set()
+    states: set = set()     # packed states (outcomes.pack_values)
     complete, thin_air, why = True, False, ""
     cut = ub = bar_ub = None
     assumed = False
@@ -685,12 +689,15 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
             continue
         if bar_ub is None and r.ub is not None and (r.states or has_execution(ct)):
             bar_ub = bar_ub_record(r.ub, path)      # docs 15.9: judged over the test
-        if len(orbit) == 1:
-            states |= set(r.states)
+        if len(orbit) == 1 and isinstance(r.states, PackedStates) and \
+                list(r.states.keys) == keys:
+            states.update(r.states.ints)
+        elif len(orbit) == 1:
+            states |= {pack_values(dict(st)[k] for k in keys) for st in r.states}
         else:
             for g in orbit:
                 src = _key_sources(g, names, keys)
-                states |= {tuple((k, st[i][1]) for k, i in zip(keys, src)) for st in r.states}
+                states |= {pack_values(st[i][1] for i in src) for st in r.states}
         listed = listed and getattr(r, "listed", True)
         reach.append(getattr(r, "reachable", None))
         warnings += [w for w in r.warnings if w not in warnings]
@@ -699,7 +706,8 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
             complete, why = False, r.why or why
         if ub is None and getattr(r, "cf_ub", None):
             ub = r.cf_ub
-    states_l = sorted(states, key=state_sort_key)
+    states_l = PackedStates(keys, states)
+    del states
 
     def reachable():
         if test.exists is None:
@@ -785,7 +793,7 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
         reachable = None if r == z3.unknown else r == z3.sat
         if not only:
             s.pop()
-    states: list[State] = []
+    found: set = set()      # packed states (outcomes.pack_values)
     complete = True
     listed = True
     why = ""
@@ -807,13 +815,13 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
                         complete, why = False, _gave_up(s)
                         break
                     if r == z3.sat:
-                        states.append(w)
+                        found.add(pack_values(v for _, v in w))
                 if complete:
                     s.push()
                     for w in dict.fromkeys(wanted):
                         d = proj.differs(tuple(v for _, v in w))
                         s.add(d if not isinstance(d, bool) else z3.BoolVal(d))
-                    complete, why = _enumerate(s, proj, keys, max_outcomes, states)
+                    complete, why = _enumerate(s, proj, keys, max_outcomes, found)
                     s.pop()
                     proj.reset()
         elif test.expect == "undefined":
@@ -822,7 +830,7 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
             if r == z3.unknown:
                 complete, why = False, _gave_up(s)
             elif r == z3.sat:
-                states.append(tuple(zip(keys, proj.read(model_of(s)))))
+                found.add(proj.read(model_of(s)))
             listed = False
         else:
             listed = False
@@ -831,12 +839,13 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
                 if r == z3.unknown:
                     complete, why = False, _gave_up(s)
                 elif r == z3.sat:
-                    states.append(tuple(zip(keys, proj.read(model_of(s)))))
+                    found.add(proj.read(model_of(s)))
     else:
         thin_air = _thin_air(test, x, s, None)
         if not thin_air:
-            complete, why = _enumerate(s, proj, keys, max_outcomes, states)
-    states = sorted(set(states), key=state_sort_key)
+            complete, why = _enumerate(s, proj, keys, max_outcomes, found)
+    states = PackedStates(keys, found)
+    del found
     limits.stage("judging")
     if thin_air:
         complete = False

@@ -11,6 +11,7 @@ from typing import Optional
 
 @dataclass(frozen=True)
 class Target:
+    """A GPU target."""
     name: str
     clusters: bool        # workgroup cluster launch mode (GFX12.5: gfx1250, gfx1251)
     split_barrier: bool   # s.barrier.signal / s.barrier.wait (GFX12+)

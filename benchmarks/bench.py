@@ -13,7 +13,9 @@ Measured, each in a fresh process (so peak memory is per measurement):
              growth per step of size (least squares on log time)
   figures    issue 13's targets (whole commands, wall) and issue 20's (CPU in one process:
              listing the 13-thread SB ring, deciding 4x16, 16x8, 8x25 operations and the
-             64-thread MP chain), each with met / NOT met
+             64-thread MP chain), each with met / NOT met; issue 30's (`--issue30`: listing
+             the 17-thread SB ring's 131,072 outcomes to the end as a whole command, CPU and
+             peak memory)
 A size that takes longer than --cap seconds ends its family (larger sizes would be slower).
 Nothing in tests/ asserts a time; this script only measures.
 """
@@ -141,12 +143,17 @@ def main() -> None:
     ap.add_argument("--only-figures", action="store_true")
     ap.add_argument("--issue20", action="store_true",
                     help="only issue 20's figures (with --quick: 4x16 and the MP chain)")
+    ap.add_argument("--issue30", action="store_true",
+                    help="only issue 30's figure (listing the 17-thread SB ring)")
     a = ap.parse_args()
     if a.one:
         print(json.dumps(one(a.one[0], int(a.one[1]), a.one[2])))
         return
     if a.issue20:
         figures20(a.quick)
+        return
+    if a.issue30:
+        figures30()
         return
     if a.only_figures:
         figures(a.quick)
@@ -309,6 +316,40 @@ def figures20(quick: bool, limit: float = 60.0) -> None:
                   f"{'met' if r['peak_mib'] < 250 else 'NOT met'}")
     print("  growth per family (at most quadratic in events): the `growth` lines of the "
           "scaling table above")
+    if not quick:
+        figures30()
+
+
+def command_cost(args: list[str]) -> tuple[float, float, int]:
+    """(CPU seconds of the command and every process it waited for, the largest peak
+    resident memory among them in MiB, exit code) of one `amdmm-smt` command, output
+    discarded."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", *args], cwd=ROOT, env=ENV,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, r1.ru_maxrss / 1024,
+            p.returncode)
+
+
+def figures30() -> None:
+    """Issue 30 item 2: list the 17-thread store-buffering ring to the end (131,072 outcomes,
+    the whole table: --max-outcomes 0 --outcome-limit 0), as a whole command, in a fresh
+    process (run alone after the other figures: its peak memory is the largest process's
+    own, ru_maxrss of this script's children, so it must be the largest run so far)."""
+    from families import sb_ring
+    print("\nissue 30 figure (the whole command; CPU of every process it waited for)")
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "sb17.yaml")
+        with open(f, "w") as fh:
+            fh.write(sb_ring(17))
+        cpu, peak, code = command_cost(["verify", "--no-timing", "--max-outcomes", "0",
+                                        "--outcome-limit", "0", f])
+    name = "list 131,072 outcomes, 17-thread SB ring, whole table (CPU s)"
+    print(f"  {name:<62}{cpu:>9.3f} {'< 40':>8}  {'met' if cpu < 40 else 'NOT met'}"
+          f"{'' if code == 0 else f'  (exit {code})'}")
+    print(f"  {'  peak memory (MiB)':<62}{peak:>9.0f} {'< 300':>8}  "
+          f"{'met' if peak < 300 else 'NOT met'}")
 
 
 def _timed(f) -> float:

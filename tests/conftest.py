@@ -15,3 +15,32 @@ def write(tmp_path):
         p.write_text(textwrap.dedent(text).lstrip("\n"))
         return str(p)
     return _write
+
+
+# ---- the two tiers (issue 30 item 4; README, docs/ci.md) ------------------------------------
+# A generator-driven test that takes `tier` runs twice: "fast" with a small count (the fast
+# tier, `-m "not long"`) and "long" with its full count, marked `long`. Slow tests with nothing
+# to scale are marked `long` themselves and have a fast counterpart that covers the behaviour.
+
+def pytest_generate_tests(metafunc):
+    if "tier" in metafunc.fixturenames:
+        metafunc.parametrize("tier", [pytest.param("fast", id="fast"),
+                                      pytest.param("long", id="long", marks=pytest.mark.long)])
+
+
+def count(tier: str, full: int, fast: int) -> int:
+    """The number of generated cases for a tier."""
+    return full if tier == "long" else min(fast, full)
+
+
+def tiered(full: int, fast: int, **settings_kw):
+    """A Hypothesis test (already @given) run with `fast` examples in the fast tier and `full`
+    in the long tier: the decorated test takes `tier` (pytest_generate_tests above)."""
+    from hypothesis import settings
+
+    def deco(test):
+        def run(tier):
+            settings(max_examples=count(tier, full, fast), **settings_kw)(test)()
+        run.__name__, run.__doc__, run.__module__ = test.__name__, test.__doc__, test.__module__
+        return run
+    return deco

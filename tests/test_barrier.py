@@ -256,9 +256,10 @@ def test_undefined_key_is_validated():
         parse_text(SPLIT.format(target="gfx1200", id=-1) + "undefined: all\n", "f.yaml")
 
 
-@pytest.mark.parametrize("waves,phases,split", [(w, p, s) for w in (1, 2, 3, 4)
-                                                for p in (1, 2, 3) for s in (False, True)
-                                                if w * p <= 9])
+@pytest.mark.parametrize("waves,phases,split", [
+    pytest.param(w, p, s, marks=[pytest.mark.long] if w * p > 6 else [])   # the long tier:
+    for w in (1, 2, 3, 4) for p in (1, 2, 3) for s in (False, True)         # the largest
+    if w * p <= 9])
 @pytest.mark.parametrize("model", ["seed", "pr170447"])
 def test_static_fast_path_equals_the_enumeration(waves, phases, split, model):
     """encode/barrier.py's static fast path for uniform workgroup barriers gives exactly what
@@ -363,7 +364,7 @@ def _check_axioms(r, order, pw, reach):
             seen[key] = W
 
 
-def test_reductions_change_nothing():
+def test_reductions_change_nothing(tier):
     """The partial-order reductions of encode/barrier.py (_quiet) and its static fast path
     give the same defined outcomes and the same set of broken UB rules as the plain
     enumeration of every interleaving, on the corpus and on generated barrier tests."""
@@ -372,9 +373,11 @@ def test_reductions_change_nothing():
     from amdmm_smt.elaborate.events import elaborate
     from amdmm_smt.encode import barrier as bar
     from tests.gen import barrier_test
-    tests = [parse_file(f) for f in sorted(glob.glob(os.path.join(BAR, "*.yaml")))]
+    from .conftest import count
+    files = sorted(glob.glob(os.path.join(BAR, "*.yaml")))
+    tests = [parse_file(f) for f in (files if tier == "long" else files[::4])]
     tests += [parse_text(barrier_test(random.Random(s), f"g{s}"), "g.yaml")
-              for s in range(60)]
+              for s in range(count(tier, 60, 10))]
     for t in tests:
         for m in ("seed", "pr170447"):
             try:

@@ -26,6 +26,7 @@ RUNS = [
      os.path.join(LITMUS, "classic", "MP+rel-acq.agent.diff-wg.yaml")],
     ["synth.py", "--quick", "--jobs", "1"],
     ["bench.py", "--issue20", "--quick"],
+    ["gen_corpus_rate.py", "--count", "6"],
     ["synth_table.py", "--only", "async_model", "--jobs", "1", "--out", os.devnull],
 ]
 

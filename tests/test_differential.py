@@ -14,6 +14,7 @@ from amdmm_smt.frontend.litmus import parse_text
 from amdmm_smt.reference import ReferenceTooBig, ReferenceUnsupported, reference_outcomes
 from amdmm_smt.solve import run_test
 
+from .conftest import count
 from .gen import litmus, render
 
 MODELS = [m.name for m in list_models()]
@@ -34,23 +35,26 @@ def disagreement(text: str, model_name: str):
     return None if smt == ref else (smt - ref, ref - smt)
 
 
-@settings(max_examples=_N or 300, deadline=None, derandomize=not _N,
-          suppress_health_check=list(HealthCheck))
-@given(litmus(tags=True, lds=True), st.sampled_from(MODELS))
-def test_engines_agree(g, model_name):
-    d = disagreement(render(g), model_name)
-    assume(d != "too big")
-    assert d is None, f"model {model_name}\n{render(g)}\nsmt only / reference only: {d}"
+def test_engines_agree(tier):
+    @settings(max_examples=count(tier, _N or 300, 25), deadline=None, derandomize=not _N,
+              suppress_health_check=list(HealthCheck))
+    @given(litmus(tags=True, lds=True), st.sampled_from(MODELS))
+    def check(g, model_name):
+        d = disagreement(render(g), model_name)
+        assume(d != "too big")
+        assert d is None, f"model {model_name}\n{render(g)}\nsmt only / reference only: {d}"
+    check()
 
 
-def test_engines_agree_on_the_corpus():
-    """Every shipped litmus test, under its own model."""
+def test_engines_agree_on_the_corpus(tier):
+    """Every shipped litmus test, under its own model (the fast tier: every sixth)."""
     import glob
     from amdmm_smt.frontend.litmus import parse_file
     from amdmm_smt.reference import run_reference
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "litmus")
     unsupported = []
-    for f in sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True)):
+    files = sorted(glob.glob(os.path.join(root, "**", "*.yaml"), recursive=True))
+    for f in files if tier == "long" else files[::6]:
         t = parse_file(f)
         m = get_model(t.model)
         if has_control_flow(t):        # docs §15: both engines run the path combinations
@@ -103,11 +107,12 @@ ASYNC_MODELS = ["seed", "upstream-2026"]
 _z3_async: dict = {}
 
 
-def _async_cases():
+def _async_cases(tier: str = "long"):
     from .gen import async_examples
     from .gen_async_rich import async_rich_examples
-    return ([(i, render(g, f"gen-async-{i}")) for i, g in enumerate(async_examples(ASYNC_N))]
-            + list(enumerate(async_rich_examples(ASYNC_RICH_N), start=ASYNC_N)))
+    n, rich = count(tier, ASYNC_N, 8), count(tier, ASYNC_RICH_N, 4)
+    return ([(i, render(g, f"gen-async-{i}")) for i, g in enumerate(async_examples(n))]
+            + list(enumerate(async_rich_examples(rich), start=n)))
 
 
 def _z3(text: str, model_name: str):
@@ -118,24 +123,24 @@ def _z3(text: str, model_name: str):
     return _z3_async[key]
 
 
-def test_z3_engine_handles_generated_async_tests():
+def test_z3_engine_handles_generated_async_tests(tier):
     """Every generated async test (copies, marks, waits with masks, loads and stores of sources
     and destinations, a second wave after a release / acquire) parses, elaborates and is
     enumerated completely under both async versions."""
-    for i, text in _async_cases():
+    for i, text in _async_cases(tier):
         for m in ASYNC_MODELS:
             r = _z3(text, m)
             assert r.complete and r.states, f"model {m}\n{text}"
 
 
-def test_engines_agree_on_generated_async_tests():
+def test_engines_agree_on_generated_async_tests(tier):
     """Differential on the generated async tests (tests/gen.py `gen_async` and the async-heavy
     tests/gen_async_rich.py) under both async versions: the reference engine computes
     completion and the async edges itself (reference/async_ops.py) and refuses none of them;
     a test too big for its enumeration limit is counted and reported, never silently
     dropped."""
     too_big, compared = [], 0
-    for i, text in _async_cases():
+    for i, text in _async_cases(tier):
         for m in ASYNC_MODELS:
             t = parse_text(text, "gen.yaml")
             assert not reference_refuses(t, get_model(m)), f"model {m}\n{text}"
@@ -163,13 +168,14 @@ def _with_done_edges(m: str, value: str):
                     options=_replace(base.options, async_done_edges=value))
 
 
-def test_engines_agree_with_async_done_edges_first():
+def test_engines_agree_with_async_done_edges_first(tier):
     """Option async_done_edges: first (the earlier reading of docs R-async-done-every: edges to
     the first completing wait only; the default is every): both engines implement it
     independently and agree on the rich async tests under both async versions."""
     from .gen_async_rich import async_rich_examples
     compared = 0
-    for i, text in enumerate(async_rich_examples(24, seed=5)):
+    n = count(tier, 24, 6)
+    for i, text in enumerate(async_rich_examples(n, seed=5)):
         for m in ASYNC_MODELS:
             model = _with_done_edges(m, "first")
             t = parse_text(text, "gen.yaml")
@@ -180,10 +186,10 @@ def test_engines_agree_with_async_done_edges_first():
             smt = set(run_test(t, model, timeout=120).states)
             assert smt == ref, f"model {m}+first\n{text}"
             compared += 1
-    assert compared >= 30
+    assert compared >= n * 5 // 4
 
 
-def test_engines_agree_on_multiwait_tagged_async_tests(monkeypatch):
+def test_engines_agree_on_multiwait_tagged_async_tests(monkeypatch, tier):
     """Issue 17 items 3, 4: generated async tests with several, differently tagged waits
     (tests/gen_async_rich.py `gen_async_multiwait`), under both async versions and both values
     of async_done_edges: the engines agree on every one. The generator reaches the cases the
@@ -193,7 +199,9 @@ def test_engines_agree_on_multiwait_tagged_async_tests(monkeypatch):
     from amdmm_smt.reference import async_ops as ref_async
     from .gen_async_rich import async_multiwait_examples
     compared = by_option = 0
-    texts = async_multiwait_examples(ASYNC_MW_N, seed=0)
+    # the fast tier: 8 tests of a seed whose eighth changes both readings' outcomes
+    texts = (async_multiwait_examples(ASYNC_MW_N, seed=0) if tier == "long"
+             else async_multiwait_examples(8, seed=1))
     for text in texts:
         for m in ASYNC_MODELS:
             got = {}
@@ -222,7 +230,7 @@ def test_engines_agree_on_multiwait_tagged_async_tests(monkeypatch):
 _BAR_N = int(os.environ.get("AMDMM_BARRIER_EXAMPLES", "60"))
 
 
-def test_generated_barrier_tests():
+def test_generated_barrier_tests(tier):
     """Generated barrier tests (tests/gen.py barrier_test: workgroup, split, named, cluster;
     with and without fences; some undefined). The Z3 engine decides every one (complete, no
     error, and undefined behaviour only with a rule and a run). The reference engine is
@@ -234,7 +242,8 @@ def test_generated_barrier_tests():
     from amdmm_smt.reference import run_reference
     from .gen import barrier_test
     refused, compared = [], 0
-    for s in range(_BAR_N):
+    n = count(tier, _BAR_N, 12)
+    for s in range(n):
         rng = random.Random(s)
         text = barrier_test(rng, f"gen-bar-{s}")
         t = parse_text(text, "gen.yaml")
@@ -257,7 +266,7 @@ def test_generated_barrier_tests():
         ua, ub_ = _ub_key(a), _ub_key(b)
         assert b.complete and a.states == b.states and ua == ub_, \
             f"model {m.name}\n{text}\nsmt {a.states} {a.ub}\nref {b.states} {ub_}"
-    print(f"\nbarrier differential: {compared} of {_BAR_N} compared")
+    print(f"\nbarrier differential: {compared} of {n} compared")
     _report_refused("generated barrier tests", refused)
 
 
@@ -276,7 +285,7 @@ _BAR_OPTIONS = [{"barrier_scopes": "inclusive"}, {"drop_race": "completion"},
                 {"leave_unjoined": "noop"}, {"signal_var_count": "table"}]
 
 
-def test_generated_barrier_tests_under_each_barrier_option():
+def test_generated_barrier_tests_under_each_barrier_option(tier):
     """The barrier options of docs/semantics.md 10.7 (each the non-default reading) on
     generated barrier tests: same outcomes and same undefined behaviour in both engines."""
     import random
@@ -284,7 +293,7 @@ def test_generated_barrier_tests_under_each_barrier_option():
     from amdmm_smt.reference import run_reference
     from .gen import barrier_test
     base = get_model("seed")
-    for s in range(_BAR_OPT_N):
+    for s in range(count(tier, _BAR_OPT_N, len(_BAR_OPTIONS))):
         opt = _BAR_OPTIONS[s % len(_BAR_OPTIONS)]
         m = replace(base, name="seed+" + ",".join(f"{k}={v}" for k, v in opt.items()),
                     options=replace(base.options, **opt))
@@ -299,7 +308,7 @@ def test_generated_barrier_tests_under_each_barrier_option():
 _BAR_CHOICE_N = int(os.environ.get("AMDMM_BARRIER_CHOICE_EXAMPLES", "24"))
 
 
-def test_generated_barrier_choice_tests():
+def test_generated_barrier_choice_tests(tier):
     """Issue 17: generated GFX12 tests whose waves signal and wait in unequal patterns
     (participation chosen by the constraints, R-bar-participation) around barrier-ordered
     atomics (R-bar-hb-exec), under the default readings and under the old ones
@@ -311,7 +320,7 @@ def test_generated_barrier_choice_tests():
     from .gen import barrier_choice_test
     base = get_model("seed")
     opts = [{}, {"barrier_participation": "run"}, {"barrier_hb": "none"}]
-    for s in range(_BAR_CHOICE_N):
+    for s in range(count(tier, _BAR_CHOICE_N, 6)):
         opt = opts[s % len(opts)]
         m = replace(base, name="seed+" + ",".join(f"{k}={v}" for k, v in opt.items()),
                     options=replace(base.options, **opt))
@@ -370,20 +379,21 @@ def _cf_differential(make, seed: int, n: int, name: str) -> tuple[list, int]:
     return compared, big
 
 
-def test_engines_agree_on_generated_control_flow():
+def test_engines_agree_on_generated_control_flow(tier):
     from .gen import cflow_test
-    rs, big = _cf_differential(cflow_test, 11, CF_N, "gen-cf")
+    n = count(tier, CF_N, 12)
+    rs, big = _cf_differential(cflow_test, 11, n, "gen-cf")
     ub = sum(getattr(r, "cf_ub", None) is not None for r in rs)
     bound = sum(any(v.kind == "bound" for v in r.verdicts) for r in rs)
     print(f"\ncontrol-flow differential: {len(rs)} compared ({ub} with a branch on undef, "
           f"{bound} reaching the bound), {big} too big for or refused by the reference")
-    assert len(rs) >= CF_N // 2
+    assert len(rs) >= n // 2
 
 
 SYM_N = int(os.environ.get("AMDMM_SYM_EXAMPLES", "20"))
 
 
-def test_symmetry_pruning_changes_no_answer():
+def test_symmetry_pruning_changes_no_answer(tier):
     """Issue 18 item 7 (docs/semantics.md 15.7, R-cf-symmetry): solving one path combination
     per orbit of interchangeable threads gives the outcomes and verdicts of solving every
     combination, listing and --decide-only alike, on generated tests whose threads are copies
@@ -395,7 +405,8 @@ def test_symmetry_pruning_changes_no_answer():
     from .gen import cflow_symmetric_test
     rng = random.Random(1807)
     pruned = 0
-    for i in range(SYM_N):
+    n = count(tier, SYM_N, 6)
+    for i in range(n):
         text = cflow_symmetric_test(rng, f"gen-sym-{i}")
         m = get_model(rng.choice(MODELS))
         t = parse_text(text, "gen-sym.yaml")
@@ -414,20 +425,21 @@ def test_symmetry_pruning_changes_no_answer():
             assert judged(da, False) == judged(db, False), f"decide-only, {m.name}\n{text}"
         if i % 4 == 0:
             assert cf_disagreement(text, m.name) in (None, "too big", "refused"), text
-    print(f"\nsymmetry differential: {SYM_N} tests, {pruned} with a symmetry")
-    assert pruned >= SYM_N // 3
+    print(f"\nsymmetry differential: {n} tests, {pruned} with a symmetry")
+    assert pruned >= n // 3
 
 
 UNDEF_N = int(os.environ.get("AMDMM_UNDEF_EXAMPLES", "60"))
 
 
-def test_engines_agree_on_generated_undef_control_flow():
+def test_engines_agree_on_generated_undef_control_flow(tier):
     """Issue 17 items 5 and 6 (docs/semantics.md 15.4, 15.5, 15.2): undef arithmetic per bit,
     poison from shifts, select on undef, and loops whose condition may be undef at the first
     test, under bound fail / assume: both engines give the same outcomes, verdicts and
     branch-on-undef judgement."""
     from .gen import cflow_undef_test
-    rs, big = _cf_differential(cflow_undef_test, 17, UNDEF_N, "gen-undef")
+    n = count(tier, UNDEF_N, 15)
+    rs, big = _cf_differential(cflow_undef_test, 17, n, "gen-undef")
     ub = sum(getattr(r, "cf_ub", None) is not None for r in rs)
     defined_undef = sum(bool(r.states) and any(v is None for st in r.states for _, v in st)
                         for r in rs)
@@ -435,28 +447,31 @@ def test_engines_agree_on_generated_undef_control_flow():
     print(f"\nundef control-flow differential: {len(rs)} compared ({ub} with a branch on "
           f"undef, {defined_undef} with a defined execution holding an undef register, "
           f"{bound} with a bound verdict), {big} too big for or refused by the reference")
-    assert len(rs) >= UNDEF_N // 2
+    assert len(rs) >= n // 2
 
 
-@settings(max_examples=_N or 80, deadline=None, derandomize=not _N,
-          suppress_health_check=list(HealthCheck))
-@given(litmus(tags=True, lds=True), st.sampled_from(["seed", "upstream-2026"]))
-def test_engines_agree_under_lds_scope_avvis(g, model_name):
+def test_engines_agree_under_lds_scope_avvis(tier):
     """Option lds_scope: avvis (docs R-lds-scope): the Z3 engine narrows availability /
     visibility through Elab.av_scope_in, the reference engine through its own cap(); on
     generated tests with LDS locations and tags they agree."""
     from dataclasses import replace as _replace
-    base = get_model(model_name)
-    model = _replace(base, name=model_name + "+avvis",
-                     options=_replace(base.options, lds_scope="avvis"))
-    t = parse_text(render(g), "gen.yaml")
-    try:
-        ref = reference_outcomes(elaborate(t, model), limit=200_000)
-    except ReferenceTooBig:
-        assume(False)
-    r = run_test(t, model, timeout=120)
-    assert r.complete
-    assert set(r.states) == ref, f"model {model.name}\n{render(g)}"
+
+    @settings(max_examples=count(tier, _N or 80, 10), deadline=None, derandomize=not _N,
+              suppress_health_check=list(HealthCheck))
+    @given(litmus(tags=True, lds=True), st.sampled_from(["seed", "upstream-2026"]))
+    def check(g, model_name):
+        base = get_model(model_name)
+        model = _replace(base, name=model_name + "+avvis",
+                         options=_replace(base.options, lds_scope="avvis"))
+        t = parse_text(render(g), "gen.yaml")
+        try:
+            ref = reference_outcomes(elaborate(t, model), limit=200_000)
+        except ReferenceTooBig:
+            assume(False)
+        r = run_test(t, model, timeout=120)
+        assert r.complete
+        assert set(r.states) == ref, f"model {model.name}\n{render(g)}"
+    check()
 
 
 # ---- barriers and async copies under control flow (issue 18 items 1-2, §15.9) --------------
@@ -464,7 +479,7 @@ def test_engines_agree_under_lds_scope_avvis(g, model_name):
 CBA_N = int(os.environ.get("AMDMM_CF_BAR_ASYNC_EXAMPLES", "60"))
 
 
-def test_engines_agree_on_generated_barrier_async_control_flow():
+def test_engines_agree_on_generated_barrier_async_control_flow(tier):
     """Issue 18: generated tests with barriers (s.barrier, split signal / wait, the cluster
     barrier) and async copies / asyncmark / wait.asyncmark under branches and bounded loops
     (tests/gen.py cflow_bar_async_test): both engines give the same outcomes, the same
@@ -477,7 +492,8 @@ def test_engines_agree_on_generated_barrier_async_control_flow():
     from .gen import cflow_bar_async_test
     rng = random.Random(18)
     compared, big, rules = 0, 0, Counter()
-    for i in range(CBA_N):
+    n = count(tier, CBA_N, 12)
+    for i in range(n):
         text = cflow_bar_async_test(rng, f"gen-cba-{i}")
         m = get_model(rng.choice(["seed", "upstream-2026"]))
         t = parse_text(text, "gen-cba.yaml")
@@ -498,13 +514,13 @@ def test_engines_agree_on_generated_barrier_async_control_flow():
                                                           for v in a.verdicts) else "-")] += 1
     print(f"\nbarrier / async control-flow differential: {compared} compared, {big} too big "
           f"for the reference; {dict(rules)}")
-    assert compared >= CBA_N * 3 // 4
+    assert compared >= n * 3 // 4
 
 
 SPMD_N = int(os.environ.get("AMDMM_SPMD_EXAMPLES", "60"))
 
 
-def test_engines_agree_on_generated_thread_groups():
+def test_engines_agree_on_generated_thread_groups(tier):
     """Issue 28 item 2: generated tests with thread groups (tests/gen.py spmd_test): one or
     two groups whose code branches on an id (workitem, workgroup, the mbcnt lane, the wave
     number; sometimes against a loaded value) around barriers and accesses, or loops as often
@@ -517,7 +533,8 @@ def test_engines_agree_on_generated_thread_groups():
     from .gen import spmd_test
     rng = random.Random(28)
     compared, big, rules = 0, 0, Counter()
-    for i in range(SPMD_N):
+    n = count(tier, SPMD_N, 20)
+    for i in range(n):
         text = spmd_test(rng, f"gen-spmd-{i}")
         m = get_model(rng.choice(["seed", "upstream-2026"]))
         t = parse_text(text, "gen-spmd.yaml")
@@ -536,7 +553,7 @@ def test_engines_agree_on_generated_thread_groups():
         rules[((a.ub or {}).get("rule") or "-", (a.ub or {}).get("all"))] += 1
     print(f"\nthread-group differential: {compared} compared, {big} too big for the "
           f"reference; {dict(rules)}")
-    assert compared >= SPMD_N * 3 // 4
+    assert compared >= n * 3 // 4
     assert rules[("wave-divergent", True)] and rules[("-", None)]
 
 
@@ -551,7 +568,7 @@ def _with_calls(m: str, value: str):
     return _replace(base, name=f"{m}+{value}", options=_replace(base.options, async_calls=value))
 
 
-def test_engines_agree_on_generated_calls_with_async():
+def test_engines_agree_on_generated_calls_with_async(tier):
     """Generated tests whose functions make copies, marks and waits (tests/gen_async_calls.py),
     nested and in loops, under both async versions and both values of async_calls: the
     engines (each computing the per-body sequences and the unspecified completions itself)
@@ -560,7 +577,8 @@ def test_engines_agree_on_generated_calls_with_async():
     from amdmm_smt.reference import run_reference
     from .gen_async_calls import calls_examples
     compared = differ = 0
-    for text in calls_examples(CALLS_N, seed=0):
+    n = count(tier, CALLS_N, 12)
+    for text in calls_examples(n, seed=0):
         for m in ASYNC_MODELS:
             got = {}
             for value in ("per-function", "inlined"):
@@ -576,16 +594,16 @@ def test_engines_agree_on_generated_calls_with_async():
                 compared += 1
             differ += got["per-function"] != got["inlined"]
     print(f"\ncalls async differential: {compared} compared, {differ} differ by async_calls")
-    assert compared == 4 * CALLS_N and differ >= CALLS_N // 8
+    assert compared == 4 * n and differ >= n // 8
 
 
-def test_engines_agree_on_generated_calls_with_async_done_edges_first():
+def test_engines_agree_on_generated_calls_with_async_done_edges_first(tier):
     """The same generated call tests under async_done_edges: first (R-async-done-every's
     earlier reading) with the per-function sequences: the engines agree."""
     from dataclasses import replace as _replace
     from amdmm_smt.reference import run_reference
     from .gen_async_calls import calls_examples
-    for text in calls_examples(CALLS_N // 2, seed=1):
+    for text in calls_examples(count(tier, CALLS_N // 2, 6), seed=1):
         for m in ASYNC_MODELS:
             base = _with_calls(m, "per-function")
             model = _replace(base, options=_replace(base.options, async_done_edges="first"))

@@ -204,7 +204,7 @@ class _Injector:
                 self.fired = True
                 from amdmm_smt import limits
                 if not self.before_deadline:
-                    limits._state["deadline"] = time.perf_counter() - 1.0
+                    limits._state.deadline = time.perf_counter() - 1.0
                 if self.mode == "raise":
                     raise self.z3.Z3Exception(b"canceled")
                 self.interrupt(self.z3.main_ctx().ref())

@@ -124,21 +124,21 @@ def test_the_outcome_cap_stops_both_alike(monkeypatch):
 
 def test_an_error_in_a_callback_is_raised_after_the_check(monkeypatch):
     def broken(self, n):
-        raise ValueError("decode failed")
-    monkeypatch.setattr(solve._Projector, "decode", broken)
-    with pytest.raises(ValueError, match="decode failed"):
+        raise ValueError("record failed")
+    monkeypatch.setattr(solve._Lister, "_record", broken)
+    with pytest.raises(ValueError, match="record failed"):
         _run(parse_text(sb_ring(3), "sb3.yaml"), True, monkeypatch)
 
 
 def test_the_watchdog_stops_the_search_at_the_deadline(monkeypatch):
-    real = solve._Projector.decode
+    real = solve._Lister._record
     decoded = []
 
     def slow(self, n):
         decoded.append(1)
         time.sleep(0.005)          # a slow listing: the deadline comes inside the one check
         return real(self, n)
-    monkeypatch.setattr(solve._Projector, "decode", slow)
+    monkeypatch.setattr(solve._Lister, "_record", slow)
     t0 = time.monotonic()
     r, n = _run(parse_text(sb_ring(10), "sb10.yaml"), True, monkeypatch, timeout=1.5)
     assert r.status == "unknown" and "timeout after 1.5 s" in r.limit, r.limit

@@ -2,20 +2,22 @@
 
 import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 
 from amdmm_smt.model import get_model
 from amdmm_smt.frontend.litmus import parse_text
 from amdmm_smt.solve import run_test
 
+from .conftest import tiered
 from .gen import covered, litmus, render, strip_tags
 
 SEED = get_model(None)
 # AMDMM_EXAMPLES=N runs N examples per property with fresh randomness (a deep run); the
 # default suite runs 150 fixed ones.
 _N = int(os.environ.get("AMDMM_EXAMPLES", "0"))
-FAST = settings(max_examples=_N or 150, deadline=None, derandomize=not _N,
-                suppress_health_check=list(HealthCheck))
+# the fast tier runs 20 of them (tests/conftest.py `tiered`)
+FAST = tiered(_N or 150, 20, deadline=None, derandomize=not _N,
+              suppress_health_check=list(HealthCheck))
 
 
 def outcomes(text: str, model=SEED) -> set:

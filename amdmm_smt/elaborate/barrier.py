@@ -25,6 +25,7 @@ BARRIER, SIGNAL, WAIT, INIT, JOIN, LEAVE, SIGNAL_VAR, ISFIRST = (
 
 @dataclass
 class BarOp:
+    """A barrier operation."""
     id: int
     kind: str                    # init | join | drop | arrive | wait
     obj: Optional[tuple]         # instance key; None: no object (leave / wait with none joined)
@@ -49,6 +50,7 @@ class BarOp:
 
 @dataclass
 class BarrierInfo:
+    """The barrier operations of a test."""
     ops: list[BarOp]
     waves: list[tuple]                       # wave keys (agent, cluster, workgroup, wave)
     wave_threads: list[list[int]]            # wave -> thread indices

@@ -30,6 +30,7 @@ MAX_COMBOS = 20000      # per test
 
 @dataclass
 class Path:
+    """One path through a thread's control flow."""
     code: list                    # straight-line Instr steps
     bound: Optional[tuple] = None  # (block name, line) where the bound stopped the path
     blocks: tuple = ()            # the blocks it runs, in order (to name the path)

@@ -36,6 +36,7 @@ def compatible(a: frozenset, b: frozenset) -> bool:
 
 @dataclass
 class Event:
+    """One event of an elaborated test."""
     id: int
     thread: Optional[int]          # index into Elab.threads; None for an initial write
     pos: int                       # position in program order (-1 for an initial write)
@@ -69,6 +70,7 @@ class Event:
 
 @dataclass
 class Elab:
+    """An elaborated test: its events and what the encoding needs of them."""
     test: Test
     model: Model
     target: Target

@@ -35,6 +35,7 @@ MAX_STATES = 3_000_000
 
 @dataclass(frozen=True)
 class Outcome:
+    """One outcome of the barrier analysis."""
     pairs: frozenset          # (arrive id, wait id): bexec(arrive, wait), both fenced
     isfirst: tuple            # ((arrive id, 0|1), ...)
     bmo: tuple = ()           # pr170447: bmo pairs (a, b) that hb could contradict
@@ -44,6 +45,7 @@ class Outcome:
 
 @dataclass
 class Analysis:
+    """The barrier analysis of a test."""
     info: BarrierInfo
     outcomes: list[Outcome]                  # the defined outcomes, sorted
     ub: dict = field(default_factory=dict)   # rule -> (op label, run trace) of a first run

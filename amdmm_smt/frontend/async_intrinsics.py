@@ -97,6 +97,7 @@ def suffix_problem(name: str) -> Optional[str]:
 
 @dataclass
 class DmaArgs:
+    """The arguments of an asynchronous copy."""
     base: str
     src: str
     dst: str

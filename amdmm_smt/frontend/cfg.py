@@ -25,6 +25,7 @@ def test_has_cflow(test: Test) -> bool:
 
 @dataclass
 class Block:
+    """A basic block of a thread."""
     name: Optional[str]          # None: an unlabelled entry block
     line: int
     phis: list

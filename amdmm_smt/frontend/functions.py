@@ -70,6 +70,7 @@ def split_commas(s: str) -> list[str]:
 
 @dataclass
 class Param:
+    """A parameter of a function."""
     name: str
     kind: str                  # "ptr" | "i32"
     addrspace: Optional[int]   # ptr: the written address space (None: `ptr`, flat)
@@ -77,6 +78,7 @@ class Param:
 
 @dataclass
 class Function:
+    """A function a test defines."""
     name: str
     ret: str                   # "void" | "i32"
     params: list

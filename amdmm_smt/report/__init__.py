@@ -6,3 +6,4 @@
 """
 
 MAX_OUTCOMES = 16     # outcomes printed per test in the table (--max-outcomes); JSON has all
+OUTCOME_LIMIT = 100000   # outcomes listed per test before the listing stops (--outcome-limit)

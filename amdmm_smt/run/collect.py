@@ -110,6 +110,7 @@ def _walk(top: str, errors: list) -> list[str]:
 
 @dataclass
 class Batch:
+    """Parsed tests and the errors met loading them."""
     tests: list[Test] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)   # (file, one-line message)
 

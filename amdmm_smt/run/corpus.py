@@ -12,6 +12,7 @@ from typing import Callable, Optional
 from ..ir import Test
 from .collect import Run, collect, qualify_duplicates
 from .pool import Task, run_tasks
+from ..report import OUTCOME_LIMIT
 
 
 def run_all(tests: list[Test], model_name: Optional[str], timeout: float, jobs: int = 1,
@@ -51,6 +52,7 @@ def run_models(tests: list[Test], model_names: list, timeout: float, jobs: int =
 
 @dataclass
 class _Named:
+    """A name standing for a test that did not parse (progress)."""
     name: str
 
 
@@ -59,7 +61,8 @@ def run_files(paths, model_name: Optional[str], timeout: float, jobs: int = 1,
               engine: str = "smt", decide_only: bool = False,
               dask: Optional[str] = None,
               unroll: Optional[int] = None,
-              collected: Optional[tuple] = None) -> tuple[list[Run], list[tuple[str, str]]]:
+              collected: Optional[tuple] = None,
+              outcome_limit: int = OUTCOME_LIMIT) -> tuple[list[Run], list[tuple[str, str]]]:
     """Collect the files under `paths` (or take `collected`, what `collect(paths)` gave the
     caller), parse and run each in a worker (parsing is spread over the workers too), then
     qualify duplicate names as `load` does: the same runs and errors as `load` followed by
@@ -67,7 +70,7 @@ def run_files(paths, model_name: Optional[str], timeout: float, jobs: int = 1,
     files, errors = collected if collected is not None else collect(paths)
     errors = list(errors)
     tasks = [Task(i, f, None, model_name, timeout, memory_mb, engine, decide_only,
-                  unroll=unroll) for i, f in enumerate(files)]
+                  unroll=unroll, outcome_limit=outcome_limit) for i, f in enumerate(files)]
 
     def done(task, o):
         if tick:

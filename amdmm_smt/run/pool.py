@@ -1,13 +1,23 @@
 """Worker processes that run tests under limits that hold, in parallel, with deterministic
 results.
 
-Every test runs in a worker process (also with --jobs 1), forked from this one. A worker
+Every test runs in a worker process (also with --jobs 1), forked from this one, except one
+small test run alone (below). A worker
 takes one task at a time (so work balances itself: a free worker takes the next test),
 parses the file itself (parsing is spread over the workers too), reports each stage it
 enters, and sends back the result. The parent kills a worker `limits.GRACE` seconds after
 its test's deadline, or as soon as its resident memory has grown by more than --memory MiB,
 reports the test `unknown` with the reason and the stage it was in, and forks a fresh worker.
 Results come back indexed by task, so output never depends on --jobs or on timing.
+
+One small test run alone (`verify t.yaml`, issue 30 item 3) runs in this process instead, in a
+thread the main thread watches (run_inline): no fork, no worker imports, and the same limits:
+the cooperative ones inside the test, and the hard one from the main thread, which gives up
+on the thread one GRACE second past the deadline (the thread is abandoned: the command exits
+without waiting for it; while it lives, tests run in workers) and reports the test unknown
+with the stage it was in.
+Not with --memory (a worker's growth is measured; this process's is not the test's alone), not
+for the reference engine, not for a file over INLINE_BYTES.
 """
 
 from __future__ import annotations
@@ -18,8 +28,6 @@ import time
 import traceback
 from collections import deque
 from dataclasses import dataclass
-from multiprocessing import Pipe
-from multiprocessing.connection import wait
 from typing import Callable, Optional
 
 from .. import limits
@@ -29,6 +37,7 @@ POLL = 0.05           # seconds between memory polls of a busy worker
 
 @dataclass
 class Task:
+    """One test (or call) for a worker."""
     index: int
     file: Optional[str]            # parse this file in the worker, or
     test: Optional[object]         # run this parsed ir.Test
@@ -40,6 +49,7 @@ class Task:
     data: Optional[bytes] = None   # the file's bytes, read by the parent (Dask: other hosts)
     unroll: Optional[int] = None   # verify --unroll: for tests with no unroll: (docs §15.2)
     call: Optional[tuple] = None   # (function, args): run it instead (explain, lint, parse)
+    outcome_limit: int = 100000    # verify --outcome-limit: states listed per test (0: all)
 
 
 @dataclass
@@ -160,7 +170,8 @@ def execute(task: Task, notify: Optional[Callable[[tuple], None]] = None) -> Out
                 return test, run_reference(test, model), None
             from ..solve import run_test
             return test, run_test(test, model, timeout=task.timeout, memory_mb=task.memory_mb,
-                                  decide_only=task.decide_only), None
+                                  decide_only=task.decide_only,
+                                  max_outcomes=task.outcome_limit), None
         except limits.LimitExceeded as e:
             return test, limit_result(test, model, e.reason, time.perf_counter() - t0), None
         except LitmusError as e:
@@ -280,6 +291,7 @@ def _preload(engine: str = "smt") -> None:
 
 class _Worker:
     def __init__(self, engine: str = "smt"):
+        from multiprocessing import Pipe
         _preload(engine)
         death_read, death_write = _death_pipe()
         parent, child = Pipe(duplex=True)
@@ -405,14 +417,99 @@ def _rss(pid: int) -> int:
         return 0
 
 
+INLINE_BYTES = 8192     # a file up to this size, run alone, runs in this process (run_inline)
+INLINE = True           # False: every test in a worker process (tests compare the two)
+_STRAY: list = []       # test threads given up on at their hard limit (run_inline)
+
+
+def inline_ok(tasks: list[Task], keep) -> bool:
+    """Can this run be one test in this process with its limits held (run_inline)?"""
+    if not INLINE or len(tasks) != 1 or keep is not None or stray():
+        return False
+    t = tasks[0]
+    if t.call is not None or t.engine != "smt" or t.memory_mb or t.data is not None:
+        return False
+    if t.file is None:
+        return True
+    try:
+        return os.path.getsize(t.file) <= INLINE_BYTES
+    except OSError:
+        return True       # parsing reports it, as a worker would
+
+
+def stray() -> bool:
+    """Is a test thread given up on at its hard limit still running?"""
+    return any(th.is_alive() for th in _STRAY)
+
+
+def run_inline(task: Task, done: Optional[Callable[[Task, Outcome], None]] = None) -> Outcome:
+    """One task in a thread of this process, watched by this (the main) thread for the hard
+    time limit (see the module's docstring)."""
+    import threading
+    seen = {"stage": "starting", "test": task.test}
+    box: list = []
+    finished = threading.Event()
+
+    def notify(msg):
+        if msg[0] == "stage":
+            seen["stage"] = msg[1]
+        elif msg[0] == "test":
+            seen["test"] = msg[1]
+
+    def body():
+        try:
+            box.append(execute(task, notify))
+        except BaseException as e:   # pragma: no cover - execute reports everything itself
+            box.append((task.test, None, f"{task.file or '<test>'}: internal error: "
+                                         f"{type(e).__name__}: {e}"))
+        finally:
+            finished.set()
+    th = threading.Thread(target=body, name="amdmm-smt test", daemon=True)
+    started = time.monotonic()
+    deadline = started + task.timeout + limits.GRACE
+    th.start()
+    while not finished.wait(max(0.0, min(1.0, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            break
+    if box:
+        out = box[0]
+    else:       # the hard limit: the thread is given up on (not interrupted: an interrupt
+        _STRAY.append(th)   # left pending in Z3's context would cancel the next test's calls)
+        out = _stopped_outcome(task, seen["test"], limits.timeout_reason(task.timeout,
+                                                                          seen["stage"]),
+                               time.monotonic() - started)
+    if done:
+        done(task, out)
+    return out
+
+
+def _stopped_outcome(task: Task, t, reason: str, seconds: float) -> Outcome:
+    """The outcome of a task stopped at a limit: the test unknown, or before it was parsed an
+    error naming the file."""
+    from ..outcomes import limit_result
+    if task.call is not None:
+        return (t, Stopped(reason), None)
+    if t is None:
+        return (None, None, f"{task.file or '<test>'}: {reason}")
+    from .collect import model_for
+    try:
+        model = model_for(t, task.model_name)
+    except Exception:
+        model = task.model_name or "?"
+    return (t, limit_result(t, model, reason, seconds), None)
+
+
 def run_tasks(tasks: list[Task], jobs: int,
               done: Optional[Callable[[Task, Outcome], None]] = None,
               keep: Optional[list] = None) -> list[Outcome]:
     """Run every task in `jobs` worker processes; outcomes in task order. `keep`: idle
     workers to use first, and where the workers left idle at the end go instead of being
     stopped (a Dask worker runs a run's chunks one after another and keeps its test process
-    from one chunk to the next, as a local run keeps it from one test to the next)."""
-    from ..outcomes import limit_result
+    from one chunk to the next, as a local run keeps it from one test to the next). One small
+    test alone runs in this process (inline_ok, run_inline)."""
+    if inline_ok(tasks, keep):
+        return [run_inline(tasks[0], done)]
+    from multiprocessing.connection import wait
     engine = "reference" if any(t.engine == "reference" for t in tasks) else "smt"
     out: list[Optional[Outcome]] = [None] * len(tasks)
     pending = deque(tasks)
@@ -432,18 +529,7 @@ def run_tasks(tasks: list[Task], jobs: int,
     def stopped(w: _Worker, reason: str) -> None:
         """The worker was killed or died: the test is unknown (or, before it was parsed,
         an error naming the file: the parent never parses it again, issue 22 item 5)."""
-        t = w.test
-        if w.task.call is not None:
-            finish(w, (t, Stopped(reason), None))
-        elif t is None:
-            finish(w, (None, None, f"{w.task.file or '<test>'}: {reason}"))
-        else:
-            from .collect import model_for
-            try:
-                model = model_for(t, w.task.model_name)
-            except Exception:
-                model = w.task.model_name or "?"
-            finish(w, (t, limit_result(t, model, reason, time.monotonic() - w.started), None))
+        finish(w, _stopped_outcome(w.task, w.test, reason, time.monotonic() - w.started))
 
     def fresh() -> Optional[_Worker]:
         try:
