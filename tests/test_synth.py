@@ -68,22 +68,29 @@ def _raw_programs(v: P.Vocab, threads: int, events: int, locations: int):
                     th.append(tuple(ins[k:k + n]))
                     k += n
                 sp = tuple(spaces.get(i, "global") for i in range(locations))
-                for plc in itertools.product(range(2), repeat=3 * threads):
-                    p = tuple(tuple(plc[3 * t:3 * t + 3]) for t in range(threads))
+                for plc in itertools.product(range(2), repeat=4 * threads):
+                    p = tuple(tuple(plc[4 * t:4 * t + 4]) for t in range(threads))
                     prog = P.Program(p, tuple(th), sp)
                     # drop unused locations the way the canonical form does
                     prog = P._gc(prog)
                     rel = {P.relation(prog.placement, i, j) for i in range(threads)
                            for j in range(i + 1, threads)}
-                    if rel <= set(v.placements) and P.lds_ok(prog):
+                    if rel <= set(v.placements) and P.lds_ok(prog) and P.flow_ok(prog) \
+                            and P.wave_ok(prog):
                         yield prog
 
 
-@pytest.mark.parametrize("threads,events,orders", [(1, 3, ("na", "rel")),
-                                                  (2, 2, ("na", "rel")), (2, 3, ("na",))])
-def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders):
-    v = P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
-                spaces=("global", "local"), placements=("wg", "agent"))
+# issue 29: cmpxchg, undef locations, the diamond, placements across clusters and agents
+WIDE = P.Vocab(kinds=("st", "ld", "cas", "if"), orders=("mono",), scopes=("cluster",),
+               spaces=("global", "undef"), placements=("wg", "xcluster", "system"))
+
+
+@pytest.mark.parametrize("threads,events,orders,v", [
+    (1, 3, ("na", "rel"), None), (2, 2, ("na", "rel"), None), (2, 3, ("na",), None),
+    (2, 3, None, WIDE), (1, 3, None, WIDE)])
+def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders, v):
+    v = v or P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
+                     spaces=("global", "local"), placements=("wg", "agent"))
     got = [p.key() for p in P.programs(v, threads, events, 2)]
     assert len(got) == len(set(got))                      # once
     want = {P.canonical(p).key() for p in _raw_programs(v, threads, events, 2)}
@@ -93,8 +100,8 @@ def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, order
 def test_canonical_is_invariant_under_thread_and_location_renaming():
     st = ("st", "na", "", (), (0,))
     ld = ("ld", "rel", "agent", (), (1,))
-    a = P.Program(((0, 0, 0), (0, 1, 0)), ((st,), (ld, st)), ("global", "local"))
-    swapped = P.Program(((0, 0, 0), (0, 1, 0)),
+    a = P.Program(((0, 0, 0, 0), (0, 0, 1, 0)), ((st,), (ld, st)), ("global", "local"))
+    swapped = P.Program(((0, 0, 0, 0), (0, 0, 1, 0)),
                         ((ld[:4] + ((0,),), st[:4] + ((1,),)), (st[:4] + ((1,),),)),
                         ("local", "global"))
     assert P.canonical(a).key() == P.canonical(swapped).key()
@@ -129,7 +136,7 @@ def test_seed_vs_upstream_async_smallest_is_the_hand_derived_one(async_run):
     r = async_run
     first = r.tests[0]
     assert first.found.prog == P.Program(
-        ((0, 0, 0),), ((("st", "na", "", (), (0,)), ("async", "", "", (), (0, 1))),),
+        ((0, 0, 0, 0),), ((("st", "na", "", (), (0,)), ("async", "", "", (), (0, 1))),),
         ("global", "local"))
     assert first.found.only_a == [(("@x", 1), ("@y", 1))]
     assert first.found.only_b == [(("@x", 1), ("@y", None))]
@@ -152,7 +159,7 @@ def test_minimiser_shrinks_a_padded_witness():
     st = ("st", "sc", "agent", ("avnone",), (0,))           # an order to weaken, a flag to drop
     cp = ("async", "", "", (), (0, 1))
     ld = ("ld", "acq", "agent", (), (2,))                   # an instruction to remove
-    padded = P.Program(((0, 0, 0), (0, 0, 1)), ((st, cp), (ld,)),
+    padded = P.Program(((0, 0, 0, 0), (0, 0, 0, 1)), ((st, cp), (ld,)),
                        ("global", "local", "global"))
     assert compare(padded, a, b).differs
     small = minimise(padded, a, b)
@@ -303,7 +310,7 @@ def test_undefined_behaviour_difference_is_a_difference_and_its_test_says_so():
     equal states; the test's expectation is the --from version's verdict."""
     from amdmm_smt.synth import _expectation
     from amdmm_smt.synth.search import Compared, Found, Outcomes
-    prog = P.Program(((0, 0, 0),), ((("st", "na", "", (), (0,)),),), ("global",))
+    prog = P.Program(((0, 0, 0, 0),), ((("st", "na", "", (), (0,)),),), ("global",))
     s = frozenset({(("@x", 1),)})
     every = Outcomes(frozenset(), "every", "drop-race")
     some = Outcomes(s, "some", "drop-race")
