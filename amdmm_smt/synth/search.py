@@ -24,6 +24,7 @@ from ..model import Model
 from ..outcomes import format_state, projection, state_sort_key
 from ..solve import run_test, term_z3
 from . import programs as P
+from .presets import same_semantics
 
 TIMEOUT = 60.0            # seconds per program and version (an undecided one is counted)
 MAX_OUTCOMES = 4096
@@ -107,7 +108,7 @@ def compare(prog: P.Program, a: Model, b: Model, prune: bool = True,
 
 def _compare(prog: P.Program, a: Model, b: Model, prune: bool, timeout: float) -> Compared:
     test = test_of(prog)
-    if prune and a.options == b.options:
+    if prune and same_semantics(a, b) is True:
         return Compared(prog, True)
     ea = eb = None
     if prune:
@@ -281,9 +282,11 @@ def jobs_default() -> int:
 
 def diff_line(f: Found, a: Model, b: Model) -> str:
     """One line: what the two versions disagree on."""
-    if f.only_a:
+    if "every" in (f.a.ub, f.b.ub) and f.a.ub != f.b.ub:
+        pass                    # undefined in every execution under one: say that
+    elif f.only_a:
         return (f"{a.name} allows {format_state(f.only_a[0])}, {b.name} forbids it")
-    if f.only_b:
+    elif f.only_b:
         return (f"{b.name} allows {format_state(f.only_b[0])}, {a.name} forbids it")
     def ub(o, m):
         return (f"undefined in {o.ub} execution(s) under {m.name} ({o.ub_rule})" if o.ub
