@@ -18,7 +18,7 @@ from ..model import CHOICES, Model, Options, get_model
 from ..outcomes import format_state
 from . import programs as P
 from .presets import concerns_text, default_vocab, differing, same_semantics, unreachable
-from .search import Found, Search, diff_line, jobs_default, search
+from .search import Found, Search, diff_line, jobs_default, reference_check, search
 
 __all__ = ["Synth", "build_models", "run", "to_text", "to_json", "to_markdown",
            "claim", "jobs_default", "parse_option", "default_vocab"]
@@ -75,6 +75,7 @@ class Test:
     condition: str
     families: list = field(default_factory=list)   # forbidden by (explain), under `forbidder`
     forbidder: str = ""
+    reference: str = ""         # the reference engine's check of both verdicts
 
     def record(self) -> dict:
         p = self.found.prog
@@ -86,6 +87,7 @@ class Test:
                 "only_a": [format_state(s) for s in self.found.only_a],
                 "only_b": [format_state(s) for s in self.found.only_b],
                 "undefined": {"a": self.found.a.ub, "b": self.found.b.ub},
+                "reference_engine": self.reference,
                 "test": self.yaml}
 
 
@@ -134,7 +136,7 @@ def _expectation(f: Found) -> tuple[str, Optional[str], Optional[str], str, str]
 
 
 def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
-              timeout: float = 60.0) -> Test:
+              timeout: float = 60.0, check: bool = True) -> Test:
     name = f"synth-{_slug(a.name)}-vs-{_slug(b.name)}-{index}"
     cond, expect, some, va, vb = _expectation(f)
     line = diff_line(f, a, b)
@@ -157,7 +159,8 @@ def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
     text = P.render(f.prog, name, desc, exists=cond or None, expect=expect, header=header)
     if some:
         text += "undefined: some\n"
-    return Test(name, f, text, line, va, vb, cond, families, forbidder)
+    return Test(name, f, text, line, va, vb, cond, families, forbidder,
+                reference_check(f, a, b) if check else "")
 
 
 def run(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3,
@@ -228,6 +231,8 @@ def to_text(r: Synth) -> str:
         out.append(f"  {r.a.name}: {t.verdict_a}; {r.b.name}: {t.verdict_b}"
                    + (f"; forbidden under {t.forbidder} by: {', '.join(t.families)}"
                       if t.families else ""))
+        if t.reference:
+            out.append(f"  reference engine: {t.reference}")
         out += ["  " + ln for ln in t.yaml.splitlines() if not ln.startswith(("#",
                                                                              "description"))]
     return "\n".join(out) + "\n"

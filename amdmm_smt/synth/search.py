@@ -121,6 +121,32 @@ def _compare(prog: P.Program, a: Model, b: Model, prune: bool, timeout: float) -
     return Compared(prog, False, _outcomes(ra), _outcomes(rb))
 
 
+REFERENCE_EVENTS = 8       # the reference engine checks every test with at most this many
+
+
+def reference_check(f: "Found", a: Model, b: Model, limit: int = 200_000) -> str:
+    """The independent check (issue 29): the test's outcomes and undefined behaviour under
+    both versions by the explicit-enumeration reference engine (amdmm_smt/reference), which
+    shares the elaboration but not the encoding or the solver. "agrees", "DISAGREES: ...", or
+    why it was not run."""
+    if f.prog.events > REFERENCE_EVENTS:
+        return f"not run (more than {REFERENCE_EVENTS} instructions)"
+    from ..reference import run_reference
+    test = test_of(f.prog)
+    for m, o in ((a, f.a), (b, f.b)):
+        try:
+            r = run_reference(test, m, limit=limit)
+        except LitmusError as e:
+            return f"not run ({e.message})"
+        if not r.complete or r.error:
+            return f"not run ({r.why or r.error or 'incomplete'})"
+        ro = _outcomes(r)
+        if ro.states != o.states or ro.ub != o.ub:
+            return (f"DISAGREES under {m.name}: reference {sorted(map(format_state, ro.states))}"
+                    f" ub={ro.ub}, SMT {sorted(map(format_state, o.states))} ub={o.ub}")
+    return "agrees"
+
+
 # ---- the worker side (multiprocessing) ------------------------------------------------
 
 _W: dict = {}
