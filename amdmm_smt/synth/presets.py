@@ -61,7 +61,12 @@ PRESETS: dict[str, Vocab] = {
        for k in ("drop_race", "barrier_participation")},
     **{k: Vocab(kinds=("st", "ld", "split", "named"), orders=("na",), spaces=("global",),
                 placements=("wg",), bar_ids=("0", "1"), counts=("0", "1"))
-       for k in ("named_init", "null_wait", "leave_unjoined", "signal_var_count")},
+       for k in ("named_init", "null_wait", "leave_unjoined")},
+    # K = C needs an arrive count of 1 before the signal.var, and a phase that has not
+    # completed: init with count 2 (counts 0, 1, 2; no data accesses: the difference is in
+    # undefined behaviour)
+    "signal_var_count": Vocab(kinds=("split", "named"), orders=("na",), spaces=("global",),
+                              placements=("wg",), bar_ids=("1",), counts=("0", "1", "2")),
     "cluster_drop": Vocab(kinds=("st", "ld", "split"), orders=("na",), spaces=("global",),
                           placements=("wg", "agent"), bar_ids=("-3",)),
     # R-cas-undef: a cmpxchg comparing an undef value (a location with no initial write)

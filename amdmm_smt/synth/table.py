@@ -21,8 +21,8 @@ from . import programs as P
 from . import run, size_words, with_options
 from .presets import UNSEARCHED, concerns_text, default_vocab, differing, unreachable
 
-MAX_PROGRAMS_3x4 = 12000  # 3 threads × 4 events when the vocabulary has at most this many
-MAX_PROGRAMS = 16000      # else 2 × 4 when at most this many
+MAX_PROGRAMS_3x4 = 36000  # 3 threads × 4 events when the vocabulary has at most this many
+MAX_PROGRAMS = 30000      # else 2 × 4 when at most this many
 MAX_PROGRAMS_3 = 9000     # else 2 × 3, else 2 × 2
 
 # hand-written corpus tests that show a row's difference (issue 21 item 4: synth must find one
