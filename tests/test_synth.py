@@ -61,7 +61,7 @@ def _raw_programs(v: P.Vocab, threads: int, events: int, locations: int):
                         ok = False
                     k += len(s[4])
                     ins.append(s[:4] + (chosen,))
-                if not ok or not spaces:
+                if not ok:
                     continue
                 th, k = [], 0
                 for n in comp:
@@ -76,18 +76,21 @@ def _raw_programs(v: P.Vocab, threads: int, events: int, locations: int):
                     rel = {P.relation(prog.placement, i, j) for i in range(threads)
                            for j in range(i + 1, threads)}
                     if rel <= set(v.placements) and P.lds_ok(prog) and P.flow_ok(prog) \
-                            and P.wave_ok(prog):
+                            and P.wave_ok(prog) and P.observable(prog):
                         yield prog
 
 
 # issue 29: cmpxchg, undef locations, the diamond, placements across clusters and agents
 WIDE = P.Vocab(kinds=("st", "ld", "cas", "if"), orders=("mono",), scopes=("cluster",),
                spaces=("global", "undef"), placements=("wg", "xcluster", "system"))
+# split barriers: programs with no location, waves that must agree on their barriers
+SPLIT = P.Vocab(kinds=("st", "split"), orders=("na",), bar_ids=("-1", "-3"),
+                placements=("wave", "wg", "agent"))
 
 
 @pytest.mark.parametrize("threads,events,orders,v", [
     (1, 3, ("na", "rel"), None), (2, 2, ("na", "rel"), None), (2, 3, ("na",), None),
-    (2, 3, None, WIDE), (1, 3, None, WIDE)])
+    (2, 3, None, WIDE), (1, 3, None, WIDE), (2, 3, None, SPLIT)])
 def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders, v):
     v = v or P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
                      spaces=("global", "local"), placements=("wg", "agent"))
@@ -113,9 +116,19 @@ def test_vocab_spec_and_errors():
     assert {s[0] for s in P.shapes(v)} == {"st", "rmw"}
     w = P.parse_vocab("+kinds=fence", ASYNC)
     assert w.kinds == ("st", "ld", "fence", "async")
-    for bad in ("kinds=st,frob", "colour=red", "only=st"):
+    for bad in ("kinds=st,frob", "colour=red", "only=st", "targets=gfx9zz", "bar_ids=-2"):
         with pytest.raises(ValueError):
             P.parse_vocab(bad)
+    # issue 29: every field of the whole vocabulary is reachable by --vocab
+    x = P.parse_vocab("kinds=cas,split,named,async,if;bar_ids=-1,-3,0,1;counts=0,2;"
+                      "wait_counts=0,1;targets=none,gfx942;placements=wave,xcluster;"
+                      "spaces=global,local,undef;flags=mmra-global,user;scopes=cluster")
+    assert x.targets == ("", "gfx942") and x.bar_ids == ("-1", "-3", "0", "1")
+    kinds = {s[0] for s in P.shapes(x)}
+    assert kinds == {"cas", "bsig", "bwait", "bfirst", "binit", "bjoin", "bleave", "bsigvar",
+                     "async", "mark", "wait", "if"}
+    assert {s[2] for s in P.shapes(x) if s[0] == "wait"} == {"0", "1"}
+    assert {f for s in P.shapes(x) for f in s[3]} == {"user"}       # cas: user tag only
 
 
 # ---- the search, minimality, independent check -----------------------------------------
