@@ -265,6 +265,9 @@ def to_markdown(r: Synth, level: int = 2) -> str:
            f"{size_words(bd.threads, bd.events)} ({bd.locations} locations) of the vocabulary "
            f"{bd.vocab.describe()}: {r.search.programs} programs, "
            f"{r.search.states} candidate states (docs/semantics.md section 17).", ""]
+    out += [f"Warning: {w}." for w in warnings_of(r.a, r.b, bd.vocab)]
+    if out[-1] != "":
+        out.append("")
     if not r.tests:
         out += [claim(r) + ".", ""]
         return "\n".join(out)
