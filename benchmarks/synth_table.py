@@ -43,7 +43,8 @@ def main() -> None:
         rec = done.get(f"`{r.what}`")
         if rec is None:
             t0 = time.perf_counter()
-            r.bound = row_bound(r.a, r.b, what=r.what) if not r.why_not else None
+            if r.bound is None and not r.why_not:
+                r.bound = row_bound(r.a, r.b, what=r.what)
             rec = {"cells": cells(r, jobs=args.jobs), "seconds": time.perf_counter() - t0}
             if args.resume:
                 with open(args.resume, "a", encoding="utf-8") as f:

@@ -62,6 +62,13 @@ def _bool(v: str):
     return {"true": True, "false": False}.get(v, v)
 
 
+# a second row for options whose preset stops below 3 × 4: the same option at 3 threads × 4
+# events over a smaller vocabulary that still has what the option concerns
+EXTRA = {"avvis=false": P.Vocab(kinds=("st", "ld", "av"), orders=("na", "rel", "acq"),
+                                scopes=("agent",), spaces=("global",),
+                                placements=("agent",))}
+
+
 def option_rows(base: Model) -> list[Row]:
     rows = []
     for name, vals in option_table():
@@ -73,6 +80,9 @@ def option_rows(base: Model) -> list[Row]:
         for v in vals[1:]:
             b = with_options(base, [(name, _bool(v))])
             rows.append(Row(f"{name}={v}", base, b))
+            if f"{name}={v}" in EXTRA:
+                rows.append(Row(f"{name}={v} (3 × 4)", base, b,
+                                P.Bound(3, 4, LOCATIONS, EXTRA[f"{name}={v}"])))
     return rows
 
 
