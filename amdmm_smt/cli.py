@@ -658,11 +658,13 @@ def _with_synth(text: str, fmt: str, a, b, threads: int, events: int, jobs: int)
               help="At most this many locations.")
 @click.option("--vocab", default=None, metavar="SPEC",
               help="The instructions searched: FIELD=V1,V2;... with FIELD kinds (st ld rmw "
-                   "fence av bar async), orders (na mono acq rel acqrel sc), scopes (wavefront "
-                   "workgroup agent system), spaces (global local), placements (wave wg agent "
-                   "system), flags (volatile volatile-only avnone avnone-only mmra), "
-                   "plain_spaces, sync_spaces; +FIELD=... widens the default (which comes from "
-                   "the options that differ).")
+                   "cas fence av bar split named async if), orders (na mono acq rel acqrel "
+                   "sc), scopes (wavefront workgroup cluster agent system), spaces (global "
+                   "local undef), placements (wave wg agent xcluster system), flags (volatile "
+                   "volatile-only avnone avnone-only mmra mmra-global user), bar_ids (-1 -3 0 "
+                   "1), counts (0 1 2), wait_counts (0 1 2), targets (none or gfx names), "
+                   "plain_spaces, sync_spaces, only; +FIELD=... widens the default (which "
+                   "comes from the options that differ; docs/semantics.md 17.1).")
 @click.option("--max", "max_found", default=3, show_default=True, type=click.IntRange(min=1),
               help="Stop after this many distinct minimal tests.")
 @click.option("--all-sizes", is_flag=True,

@@ -1,6 +1,7 @@
 """Write docs/synth-options.md: every model option (non-default values against `seed`) and
 every pair of shipped versions with its smallest distinguishing test, or the exhaustive
-"none up to N × M" (issue 21 item 4). Prints each row's time as it goes.
+"none up to N × M" (issue 21 item 4). Prints each row's time as it goes and writes the times
+in the closing note (issue 29: on this machine, 2 cores shared with other processes).
 
     python3 benchmarks/synth_table.py [--jobs 2] [--only NAME ...] [--out docs/synth-options.md]
 """
@@ -16,7 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from amdmm_smt.model import get_model                      # noqa: E402
-from amdmm_smt.synth.table import all_rows, cells, markdown  # noqa: E402
+from amdmm_smt.synth.table import all_rows, cells, markdown, row_bound  # noqa: E402
 
 
 def main() -> None:
@@ -36,16 +37,25 @@ def main() -> None:
         with open(args.resume, encoding="utf-8") as f:
             for ln in f:
                 c = json.loads(ln)
-                done[c[0]] = c
-    out = []
+                done[c["cells"][0]] = c
+    out, times = [], []
     for r in rows:
-        t0 = time.perf_counter()
-        c = done.get(f"`{r.what}`") or cells(r, jobs=args.jobs)
+        rec = done.get(f"`{r.what}`")
+        if rec is None:
+            t0 = time.perf_counter()
+            if r.bound is None and not r.why_not:
+                r.bound = row_bound(r.a, r.b, what=r.what)
+            rec = {"cells": cells(r, jobs=args.jobs), "seconds": time.perf_counter() - t0}
+            if args.resume:
+                with open(args.resume, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(rec) + "\n")
+        c = rec["cells"]
         out.append(c)
-        if args.resume:
-            with open(args.resume, "a", encoding="utf-8") as f:
-                f.write(json.dumps(c) + "\n")
-        print(f"{r.what:40s} {time.perf_counter() - t0:7.1f} s  {c[1][:100]}", flush=True)
+        times.append(f"{c[0]} {rec['seconds']:.0f} s")
+        print(f"{r.what:40s} {rec['seconds']:7.1f} s  {c[1][:100]}", flush=True)
+    closing = ("Each row's time (the bound chosen, the search, the minimisation; "
+               f"`--jobs {args.jobs}` on a 2-core machine shared with other processes, so "
+               "slower than on an idle one): " + "; ".join(times) + ".")
     if args.only and os.path.exists(args.out):
         text = open(args.out, encoding="utf-8").read()
         lines = text.splitlines()
@@ -54,7 +64,7 @@ def main() -> None:
             lines = [new if ln.startswith(f"| {c[0]} |") else ln for ln in lines]
         text = "\n".join(lines) + "\n"
     else:
-        text = markdown(out)
+        text = markdown(out, closing=closing)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
 

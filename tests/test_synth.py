@@ -61,29 +61,39 @@ def _raw_programs(v: P.Vocab, threads: int, events: int, locations: int):
                         ok = False
                     k += len(s[4])
                     ins.append(s[:4] + (chosen,))
-                if not ok or not spaces:
+                if not ok:
                     continue
                 th, k = [], 0
                 for n in comp:
                     th.append(tuple(ins[k:k + n]))
                     k += n
                 sp = tuple(spaces.get(i, "global") for i in range(locations))
-                for plc in itertools.product(range(2), repeat=3 * threads):
-                    p = tuple(tuple(plc[3 * t:3 * t + 3]) for t in range(threads))
+                for plc in itertools.product(range(2), repeat=4 * threads):
+                    p = tuple(tuple(plc[4 * t:4 * t + 4]) for t in range(threads))
                     prog = P.Program(p, tuple(th), sp)
                     # drop unused locations the way the canonical form does
                     prog = P._gc(prog)
                     rel = {P.relation(prog.placement, i, j) for i in range(threads)
                            for j in range(i + 1, threads)}
-                    if rel <= set(v.placements) and P.lds_ok(prog):
+                    if rel <= set(v.placements) and P.lds_ok(prog) and P.flow_ok(prog) \
+                            and P.wave_ok(prog) and P.observable(prog):
                         yield prog
 
 
-@pytest.mark.parametrize("threads,events,orders", [(1, 3, ("na", "rel")),
-                                                  (2, 2, ("na", "rel")), (2, 3, ("na",))])
-def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders):
-    v = P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
-                spaces=("global", "local"), placements=("wg", "agent"))
+# issue 29: cmpxchg, undef locations, the diamond, placements across clusters and agents
+WIDE = P.Vocab(kinds=("st", "ld", "cas", "if"), orders=("mono",), scopes=("cluster",),
+               spaces=("global", "undef"), placements=("wg", "xcluster", "system"))
+# split barriers: programs with no location, waves that must agree on their barriers
+SPLIT = P.Vocab(kinds=("st", "split"), orders=("na",), bar_ids=("-1", "-3"),
+                placements=("wave", "wg", "agent"))
+
+
+@pytest.mark.parametrize("threads,events,orders,v", [
+    (1, 3, ("na", "rel"), None), (2, 2, ("na", "rel"), None), (2, 3, ("na",), None),
+    (2, 3, None, WIDE), (1, 3, None, WIDE), (2, 3, None, SPLIT)])
+def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders, v):
+    v = v or P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
+                     spaces=("global", "local"), placements=("wg", "agent"))
     got = [p.key() for p in P.programs(v, threads, events, 2)]
     assert len(got) == len(set(got))                      # once
     want = {P.canonical(p).key() for p in _raw_programs(v, threads, events, 2)}
@@ -93,8 +103,8 @@ def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, order
 def test_canonical_is_invariant_under_thread_and_location_renaming():
     st = ("st", "na", "", (), (0,))
     ld = ("ld", "rel", "agent", (), (1,))
-    a = P.Program(((0, 0, 0), (0, 1, 0)), ((st,), (ld, st)), ("global", "local"))
-    swapped = P.Program(((0, 0, 0), (0, 1, 0)),
+    a = P.Program(((0, 0, 0, 0), (0, 0, 1, 0)), ((st,), (ld, st)), ("global", "local"))
+    swapped = P.Program(((0, 0, 0, 0), (0, 0, 1, 0)),
                         ((ld[:4] + ((0,),), st[:4] + ((1,),)), (st[:4] + ((1,),),)),
                         ("local", "global"))
     assert P.canonical(a).key() == P.canonical(swapped).key()
@@ -106,9 +116,19 @@ def test_vocab_spec_and_errors():
     assert {s[0] for s in P.shapes(v)} == {"st", "rmw"}
     w = P.parse_vocab("+kinds=fence", ASYNC)
     assert w.kinds == ("st", "ld", "fence", "async")
-    for bad in ("kinds=st,frob", "colour=red", "only=st"):
+    for bad in ("kinds=st,frob", "colour=red", "only=st", "targets=gfx9zz", "bar_ids=-2"):
         with pytest.raises(ValueError):
             P.parse_vocab(bad)
+    # issue 29: every field of the whole vocabulary is reachable by --vocab
+    x = P.parse_vocab("kinds=cas,split,named,async,if;bar_ids=-1,-3,0,1;counts=0,2;"
+                      "wait_counts=0,1;targets=none,gfx942;placements=wave,xcluster;"
+                      "spaces=global,local,undef;flags=mmra-global,user;scopes=cluster")
+    assert x.targets == ("", "gfx942") and x.bar_ids == ("-1", "-3", "0", "1")
+    kinds = {s[0] for s in P.shapes(x)}
+    assert kinds == {"cas", "bsig", "bwait", "bfirst", "binit", "bjoin", "bleave", "bsigvar",
+                     "async", "mark", "wait", "if"}
+    assert {s[2] for s in P.shapes(x) if s[0] == "wait"} == {"0", "1"}
+    assert {f for s in P.shapes(x) for f in s[3]} == {"user"}       # cas: user tag only
 
 
 # ---- the search, minimality, independent check -----------------------------------------
@@ -129,7 +149,7 @@ def test_seed_vs_upstream_async_smallest_is_the_hand_derived_one(async_run):
     r = async_run
     first = r.tests[0]
     assert first.found.prog == P.Program(
-        ((0, 0, 0),), ((("st", "na", "", (), (0,)), ("async", "", "", (), (0, 1))),),
+        ((0, 0, 0, 0),), ((("st", "na", "", (), (0,)), ("async", "", "", (), (0, 1))),),
         ("global", "local"))
     assert first.found.only_a == [(("@x", 1), ("@y", 1))]
     assert first.found.only_b == [(("@x", 1), ("@y", None))]
@@ -152,7 +172,7 @@ def test_minimiser_shrinks_a_padded_witness():
     st = ("st", "sc", "agent", ("avnone",), (0,))           # an order to weaken, a flag to drop
     cp = ("async", "", "", (), (0, 1))
     ld = ("ld", "acq", "agent", (), (2,))                   # an instruction to remove
-    padded = P.Program(((0, 0, 0), (0, 0, 1)), ((st, cp), (ld,)),
+    padded = P.Program(((0, 0, 0, 0), (0, 0, 0, 1)), ((st, cp), (ld,)),
                        ("global", "local", "global"))
     assert compare(padded, a, b).differs
     small = minimise(padded, a, b)
@@ -303,7 +323,7 @@ def test_undefined_behaviour_difference_is_a_difference_and_its_test_says_so():
     equal states; the test's expectation is the --from version's verdict."""
     from amdmm_smt.synth import _expectation
     from amdmm_smt.synth.search import Compared, Found, Outcomes
-    prog = P.Program(((0, 0, 0),), ((("st", "na", "", (), (0,)),),), ("global",))
+    prog = P.Program(((0, 0, 0, 0),), ((("st", "na", "", (), (0,)),),), ("global",))
     s = frozenset({(("@x", 1),)})
     every = Outcomes(frozenset(), "every", "drop-race")
     some = Outcomes(s, "some", "drop-race")
@@ -333,3 +353,151 @@ def test_two_thread_synthesized_test_verifies_differently(tmp_path):
     assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1
     for what, red in P.reductions(t.found.prog):
         assert not compare(red, a, b, prune=False).differs, what
+
+
+# ---- issue 29: the whole vocabulary, claims that say what they cover, any two models -----
+
+def test_reference_engine_agrees_on_every_synthesized_test(async_run):
+    """Every test is checked by the explicit-enumeration reference engine under both versions
+    (independently of the SMT encoding and solver)."""
+    assert async_run.tests
+    assert all(t.reference == "agrees" for t in async_run.tests), [t.reference for t in
+                                                                   async_run.tests]
+
+
+def test_every_option_has_a_preset_with_what_it_concerns():
+    """issue 29 item 3: each option declares the instruction families it concerns, and its
+    preset contains them; no barrier option about split / named / cluster barriers is
+    searched with s.barrier alone."""
+    from dataclasses import fields
+    from amdmm_smt.model import Options
+    from amdmm_smt.synth.presets import CONCERNS, PRESETS, UNSEARCHED, reaches, vocab_families
+    # the one option a program of the vocabulary cannot reach: async_calls (no function calls)
+    assert set(UNSEARCHED) == {"async_calls"}
+    for f in fields(Options):
+        if f.name in UNSEARCHED:
+            assert f.name in CONCERNS and f.name not in PRESETS, f.name
+            assert not any(reaches(f.name, v) for v in PRESETS.values()), f.name
+            continue
+        assert f.name in CONCERNS and f.name in PRESETS, f.name
+        assert reaches(f.name, PRESETS[f.name]), f.name
+        bars = {"s.barrier", "split", "cluster-barrier", "named", "null-barrier"}
+        fam = vocab_families(PRESETS[f.name])
+        if fam & bars:
+            assert fam & bars != {"s.barrier"}, f.name
+
+
+# probes: vocabularies without the families an option concerns; on them the two values of
+# the option must agree (the CONCERNS table, checked on every program up to 2 × 2)
+_BASE = dict(orders=("na", "mono", "rel", "acq"), scopes=("wavefront", "workgroup", "agent"),
+             spaces=("global",), placements=("wave", "wg", "agent"))
+PROBES = [
+    ("lds_av_workgroup=true", P.Vocab(kinds=("st", "ld", "rmw", "fence"), **_BASE)),
+    ("volatile_av=true", P.Vocab(kinds=("st", "ld", "fence"), flags=("avnone",), **_BASE)),
+    ("cas_undef=fail", P.Vocab(kinds=("st", "ld", "rmw"), orders=("na", "mono"),
+                               scopes=("agent",), spaces=("undef",), placements=("wg",))),
+    ("barrier_hb=none", P.Vocab(kinds=("st", "ld", "fence"), **_BASE)),
+    ("named_init=signal-var", P.Vocab(kinds=("st", "ld", "bar", "split"), orders=("na",),
+                                      placements=("wave", "wg"), bar_ids=("-1", "0"))),
+    ("cluster_drop=wave", P.Vocab(kinds=("st", "ld", "bar", "split"), orders=("na",),
+                                  placements=("wave", "wg", "agent"), bar_ids=("-1",))),
+    ("leave_unjoined=noop", P.Vocab(kinds=("st", "bar", "split"), orders=("na",),
+                                    placements=("wave", "wg"), bar_ids=("-1",))),
+    ("signal_var_count=table", P.Vocab(kinds=("st", "bar", "split"), orders=("na",),
+                                       placements=("wave", "wg"), bar_ids=("-1", "0"))),
+    ("barrier_participation=run", P.Vocab(kinds=("st", "ld", "bar"), orders=("na",),
+                                          placements=("wave", "wg"))),
+    ("null_wait=noop", P.Vocab(kinds=("named", "split"), orders=("na",), placements=("wg",),
+                               bar_ids=("-1", "1"), counts=("1",))),
+    ("async_model=upstream-stages", P.Vocab(kinds=("st", "ld", "fence"), orders=("na", "rel",
+                                                                               "acq"),
+                                            spaces=("global", "local"), placements=("wg",))),
+    ("default_target=gfx942", P.Vocab(kinds=("st", "ld", "split"), orders=("mono",),
+                                      scopes=("cluster",), placements=("xcluster",),
+                                      targets=("gfx1250", "gfx942"))),
+]
+
+
+@pytest.mark.parametrize("opt,v", PROBES, ids=[f"{o}-{i}" for i, (o, _) in enumerate(PROBES)])
+def test_an_option_changes_nothing_outside_what_it_concerns(opt, v):
+    from amdmm_smt.synth.presets import reaches
+    a, b = build_models("seed", None, [opt])
+    assert not reaches(opt.split("=")[0], v)
+    r = run(a, b, P.Bound(2, 2, 2, v), jobs=1, explain_it=False)
+    assert not r.tests and r.search.exhaustive and r.search.programs > 0
+    assert "cannot reach" in claim(r)
+
+
+def test_unreachable_option_warns():
+    r = CliRunner().invoke(main, ["synth", "--from", "seed", "--option",
+                                  "named_init=signal-var", "--threads", "1", "--events", "1",
+                                  "--vocab", "kinds=st,ld,bar;orders=na", "--jobs", "1"])
+    assert r.exit_code == 0, r.output
+    assert ("warning: option named_init concerns named; the vocabulary has none of that"
+            in r.output)
+    assert "differ only in options the vocabulary cannot reach" in r.output
+    assert "(it cannot reach named_init: the claim says nothing about it)" in r.output
+
+
+def test_cas_undef_smallest_is_one_cmpxchg_on_undef(tmp_path):
+    """R-cas-undef by hand: `cmpxchg @x, 0, 1` on a location with no initial write compares
+    undef with 0. `either`: undef is any bit pattern, so it may succeed (x ends 1) or fail (x
+    stays undef; %r0 is undef either way); `fail`: it always fails, x stays undef. So
+    @x == 1 is allowed by the default only: 1 thread × 1 event."""
+    a, b = build_models("seed", None, ["cas_undef=fail"])
+    from amdmm_smt.synth.presets import PRESETS
+    r = run(a, b, P.Bound(2, 2, 2, PRESETS["cas_undef"]), jobs=1, max_found=1)
+    t = r.tests[0]
+    assert t.found.prog.events == 1 and t.found.prog.threads[0][0][0] == "cas"
+    assert t.found.prog.spaces == ("undef",)
+    assert t.found.only_a == [(("T0:%r0", None), ("@x", 1))] and not t.found.only_b
+    assert t.reference == "agrees"
+    path = tmp_path / "t.yaml"
+    path.write_text(t.yaml)
+    assert CliRunner().invoke(main, ["verify", "--model", "seed", str(path)]).exit_code == 0
+    fb = _model_file(tmp_path, b)
+    assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1
+
+
+@pytest.mark.parametrize("opt,want", [
+    # S002 "It is undefined behavior to operate on an uninitialized barrier object"; with
+    # signal-var the signal.var initialises it (R-bar-named-init)
+    ("named_init=signal-var", ("bsigvar",)),
+    # a leave with no join (no init either): drop-without-join (default) or nothing
+    # (R-bar-leave)
+    ("leave_unjoined=noop", ("bleave",)),
+    # pr170447's WIP rule: a signal that no wait of the wave follows (R-bar-wip)
+    ("barrier_model=pr170447", ("bsig",)),
+])
+def test_barrier_options_have_small_tests_that_verify(opt, want, tmp_path):
+    a, b = build_models("seed", None, [opt])
+    from amdmm_smt.synth.presets import PRESETS
+    r = run(a, b, P.Bound(1, 2, 2, PRESETS[opt.split("=")[0]]), jobs=1, max_found=1)
+    t = r.tests[0]
+    assert tuple(i[0] for i in t.found.prog.threads[0]) == want
+    assert t.reference == "agrees"
+    path = tmp_path / "t.yaml"
+    path.write_text(t.yaml)
+    fb = _model_file(tmp_path, b)
+    assert CliRunner().invoke(main, ["verify", "--model", "seed", str(path)]).exit_code == 0
+    assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1
+
+
+def test_synth_between_two_model_files(tmp_path):
+    """issue 29 item 4: --from / --to need nothing but two loadable models: a user's model
+    files get the same search; two files with the same options are the same model."""
+    fa = tmp_path / "mine.yaml"
+    fa.write_text("name: mine\n")
+    fb = tmp_path / "theirs.yaml"
+    fb.write_text("name: theirs\noptions:\n  cas_undef: fail\n")
+    r = CliRunner().invoke(main, ["synth", "--from", str(fa), "--to", str(fb), "--threads",
+                                  "1", "--events", "1", "--jobs", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.output)
+    assert rec["tests"] and rec["tests"][0]["events"] == 1
+    assert "cmpxchg" in rec["tests"][0]["test"]
+    fc = tmp_path / "same.yaml"
+    fc.write_text("name: same\n")
+    r = CliRunner().invoke(main, ["synth", "--from", str(fa), "--to", str(fc), "--threads",
+                                  "1", "--events", "1", "--jobs", "1"])
+    assert "they are the same model, nothing can differ" in r.output

@@ -17,8 +17,8 @@ from ..errors import LitmusError
 from ..model import CHOICES, Model, Options, get_model
 from ..outcomes import format_state
 from . import programs as P
-from .presets import default_vocab, differing
-from .search import Found, Search, diff_line, jobs_default, search
+from .presets import concerns_text, default_vocab, differing, same_semantics, unreachable
+from .search import Found, Search, diff_line, jobs_default, reference_check, search
 
 __all__ = ["Synth", "build_models", "run", "to_text", "to_json", "to_markdown",
            "claim", "jobs_default", "parse_option", "default_vocab"]
@@ -75,6 +75,7 @@ class Test:
     condition: str
     families: list = field(default_factory=list)   # forbidden by (explain), under `forbidder`
     forbidder: str = ""
+    reference: str = ""         # the reference engine's check of both verdicts
 
     def record(self) -> dict:
         p = self.found.prog
@@ -86,6 +87,7 @@ class Test:
                 "only_a": [format_state(s) for s in self.found.only_a],
                 "only_b": [format_state(s) for s in self.found.only_b],
                 "undefined": {"a": self.found.a.ub, "b": self.found.b.ub},
+                "reference_engine": self.reference,
                 "test": self.yaml}
 
 
@@ -105,14 +107,22 @@ def _slug(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", s).strip("-")
 
 
+def _cond(state) -> str:
+    """A state as a condition; the empty state (nothing to name) as one true in every state."""
+    return format_state(state) or "0 == 0"
+
+
 def _expectation(f: Found) -> tuple[str, Optional[str], Optional[str], str, str]:
     """(condition, expect, undefined-some, verdict under a, verdict under b) of the test file:
-    its expectation is a's verdict, so `verify --model a` passes and `--model b` fails."""
-    if f.only_a:
-        c = format_state(f.only_a[0])
+    its expectation is a's verdict, so `verify --model a` passes and `--model b` fails. A
+    version undefined in every execution makes it a difference in undefined behaviour (its
+    empty state set is no state forbidden)."""
+    every = "every" in (f.a.ub, f.b.ub) and f.a.ub != f.b.ub
+    if f.only_a and not every:
+        c = _cond(f.only_a[0])
         return c, "allowed", None, "allowed", "forbidden"
-    if f.only_b:
-        c = format_state(f.only_b[0])
+    if f.only_b and not every:
+        c = _cond(f.only_b[0])
         return c, "forbidden", None, "forbidden", "allowed"
 
     def word(o):
@@ -121,17 +131,18 @@ def _expectation(f: Found) -> tuple[str, Optional[str], Optional[str], str, str]
     if f.a.ub == "every":
         return "", "undefined", None, word(f.a), word(f.b)
     shared = sorted(f.a.states, key=lambda s: format_state(s))
-    c = format_state(shared[0]) if shared else ""
+    c = _cond(shared[0]) if shared else ""
     return c, "allowed", "some" if f.a.ub == "some" else None, word(f.a), word(f.b)
 
 
 def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
-              timeout: float = 60.0) -> Test:
+              timeout: float = 60.0, check: bool = True) -> Test:
     name = f"synth-{_slug(a.name)}-vs-{_slug(b.name)}-{index}"
     cond, expect, some, va, vb = _expectation(f)
     line = diff_line(f, a, b)
     families, forbidder = [], ""
-    if explain_it and (f.only_a or f.only_b):
+    if explain_it and (f.only_a or f.only_b) and not (
+            "every" in (f.a.ub, f.b.ub) and f.a.ub != f.b.ub):
         from ..explain.witness import explain, parse_outcome
         forb = b if f.only_a else a
         from ..frontend.litmus import parse_text
@@ -148,7 +159,8 @@ def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
     text = P.render(f.prog, name, desc, exists=cond or None, expect=expect, header=header)
     if some:
         text += "undefined: some\n"
-    return Test(name, f, text, line, va, vb, cond, families, forbidder)
+    return Test(name, f, text, line, va, vb, cond, families, forbidder,
+                reference_check(f, a, b) if check else "")
 
 
 def run(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3,
@@ -161,6 +173,25 @@ def run(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3,
 
 # ---- reports ----------------------------------------------------------------------------
 
+def warnings_of(a: Model, b: Model, v: P.Vocab) -> list[str]:
+    """issue 29 item 3: the options the two versions set differently that the vocabulary
+    cannot reach (presets.CONCERNS), and versions that differ in no option."""
+    out = []
+    for o in unreachable(a, b, v):
+        out.append(f"option {o} concerns {concerns_text(o)}; the vocabulary has none of "
+                   f"that, so no program searched can show what {o} changes")
+    dif = differing(a, b)
+    if dif and len(out) == len(dif):
+        out.append("the two versions differ only in options the vocabulary cannot reach: "
+                   "widen it (--vocab +kinds=...)")
+    if not dif:
+        out.append("the two versions set every option alike" + (
+            "; they are the same model, nothing can differ" if same_semantics(a, b) else
+            "; they differ in their definitions, so the general vocabulary is searched "
+            "unless --vocab says otherwise"))
+    return out
+
+
 def size_words(threads: int, events: int) -> str:
     return f"{threads} thread{'s' if threads != 1 else ''} × {events} event{'s' if events != 1 else ''}"
 
@@ -171,9 +202,12 @@ def claim(r: Synth) -> str:
     counted = (f"{s.programs} programs ({sum(la.same_encoding for la in s.layers)} with equal "
                f"encodings), {s.states} candidate states examined")
     if s.exhaustive:
+        un = unreachable(r.a, r.b, bd.vocab)
         return (f"no program up to {size_words(bd.threads, bd.events)} ({bd.locations} "
                 f"location{'s' if bd.locations != 1 else ''}) distinguishes {r.a.name} from "
-                f"{r.b.name}: {counted}; vocabulary: {bd.vocab.describe()}")
+                f"{r.b.name}: {counted}; vocabulary: {bd.vocab.describe()}"
+                + (f" (it cannot reach {', '.join(un)}: the claim says nothing about "
+                   f"{'it' if len(un) == 1 else 'them'})" if un else ""))
     return (f"nothing found, but the search is not exhaustive ({s.undecided} program(s) "
             f"undecided within the time limit): {counted}")
 
@@ -185,6 +219,7 @@ def to_text(r: Synth) -> str:
            f"vocabulary: {bd.vocab.describe()}",
            f"bound: {size_words(bd.threads, bd.events)}, {bd.locations} location(s); "
            f"searched {s.programs} programs, {s.states} candidate states"]
+    out[2:2] = [f"warning: {w}" for w in warnings_of(r.a, r.b, bd.vocab)]
     if not r.tests:
         out.append(claim(r))
         return "\n".join(out) + "\n"
@@ -196,6 +231,8 @@ def to_text(r: Synth) -> str:
         out.append(f"  {r.a.name}: {t.verdict_a}; {r.b.name}: {t.verdict_b}"
                    + (f"; forbidden under {t.forbidder} by: {', '.join(t.families)}"
                       if t.families else ""))
+        if t.reference:
+            out.append(f"  reference engine: {t.reference}")
         out += ["  " + ln for ln in t.yaml.splitlines() if not ln.startswith(("#",
                                                                              "description"))]
     return "\n".join(out) + "\n"
@@ -212,7 +249,8 @@ def to_json(r: Synth) -> str:
                        "differing": la.differing, "complete": la.complete,
                        "not_litmus_tests": la.invalid}
                       for la in s.layers],
-           "tests": [t.record() for t in r.tests]}
+           "tests": [t.record() for t in r.tests],
+           "warnings": warnings_of(r.a, r.b, bd.vocab)}
     if not r.tests:
         rec["claim"] = claim(r)
     return json.dumps(rec, indent=2, sort_keys=True) + "\n"
@@ -227,6 +265,9 @@ def to_markdown(r: Synth, level: int = 2) -> str:
            f"{size_words(bd.threads, bd.events)} ({bd.locations} locations) of the vocabulary "
            f"{bd.vocab.describe()}: {r.search.programs} programs, "
            f"{r.search.states} candidate states (docs/semantics.md section 17).", ""]
+    out += [f"Warning: {w}." for w in warnings_of(r.a, r.b, bd.vocab)]
+    if out[-1] != "":
+        out.append("")
     if not r.tests:
         out += [claim(r) + ".", ""]
         return "\n".join(out)

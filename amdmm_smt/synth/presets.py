@@ -44,12 +44,39 @@ PRESETS: dict[str, Vocab] = {
     "async_scope": Vocab(kinds=("st", "ld", "async"), orders=("na", "rel", "acq"),
                          scopes=("workgroup",), spaces=("global", "local"),
                          placements=("wave", "wg")),
-    # S002 / S003 execution barriers (the s.barrier of the workgroup)
-    **{k: Vocab(kinds=("st", "ld", "bar"), orders=("na",), spaces=("global",),
-                placements=("wave", "wg"))
-       for k in ("barrier_model", "barrier_scopes", "drop_race", "named_init", "null_wait",
-                 "cluster_drop", "barrier_participation", "barrier_hb", "leave_unjoined",
-                 "signal_var_count")},
+    # S002 / S003 execution barriers: each option with the barrier instructions it concerns
+    # (issue 29: never s.barrier alone where the option is about split, named or cluster
+    # barriers)
+    "barrier_model": Vocab(kinds=("st", "ld", "bar", "split"), orders=("na",),
+                           spaces=("global",), placements=("wave", "wg"), bar_ids=("-1",)),
+    "barrier_hb": Vocab(kinds=("st", "ld", "bar", "split"), orders=("na",),
+                        spaces=("global",), placements=("wave", "wg"), bar_ids=("-1",)),
+    "barrier_scopes": Vocab(kinds=("st", "ld", "fence", "bar", "split"),
+                            orders=("na", "rel", "acq"), scopes=("wavefront", "workgroup"),
+                            spaces=("global",), placements=("wg",), bar_ids=("-1",),
+                            only=("st.na", "ld.na", "fence.rel.wavefront",
+                                  "fence.acq.workgroup")),
+    **{k: Vocab(kinds=("st", "ld", "split"), orders=("na",), spaces=("global",),
+                placements=("wave", "wg"), bar_ids=("-1",))
+       for k in ("drop_race", "barrier_participation")},
+    **{k: Vocab(kinds=("st", "ld", "split", "named"), orders=("na",), spaces=("global",),
+                placements=("wg",), bar_ids=("0", "1"), counts=("0", "1"))
+       for k in ("named_init", "null_wait", "leave_unjoined")},
+    # K = C needs an arrive count of 1 before the signal.var, and a phase that has not
+    # completed: init with count 2 (counts 0, 1, 2; no data accesses: the difference is in
+    # undefined behaviour)
+    "signal_var_count": Vocab(kinds=("split", "named"), orders=("na",), spaces=("global",),
+                              placements=("wg",), bar_ids=("1",), counts=("0", "1", "2")),
+    "cluster_drop": Vocab(kinds=("st", "ld", "split"), orders=("na",), spaces=("global",),
+                          placements=("wg", "agent"), bar_ids=("-3",)),
+    # R-cas-undef: a cmpxchg comparing an undef value (a location with no initial write)
+    "cas_undef": Vocab(kinds=("st", "ld", "cas"), orders=("mono",), scopes=("agent",),
+                       spaces=("undef",), placements=("agent",)),
+    # the default target: a program that names no target, with what differs between targets
+    # (cluster scope across clusters; split barriers exist on GFX12+ only)
+    "default_target": Vocab(kinds=("st", "ld", "split"), orders=("mono",),
+                            scopes=("cluster",), spaces=("global",),
+                            placements=("xcluster",), bar_ids=("-1",), targets=("",)),
     # S002: HSA scope inclusion vs OpenCL exact scopes
     "scope_inclusion": Vocab(kinds=("st", "ld"), orders=("na", "rel", "acq"),
                              scopes=("wavefront", "workgroup", "agent"), spaces=("global",),
@@ -68,12 +95,116 @@ PRESETS: dict[str, Vocab] = {
                          spaces=("global",), placements=("agent",)),
 }
 
-# options a search does not vary: the default target only changes which barriers and scopes
-# exist (the vocabulary names no target)
-UNSEARCHED = {"default_target": "the target is not part of the vocabulary",
-              "cas_undef": "cmpxchg is not part of the vocabulary",
-              "async_calls": "function calls are not part of the vocabulary (without calls the "
-                             "option changes nothing: docs R-call-async-seq)"}
+# options a search does not vary: async_calls only (it came with issue 28 after issue 29's
+# vocabulary; a program of the vocabulary has no function calls, and without calls the option
+# changes nothing: docs R-call-async-seq; litmus/calls/async-call-*.inlined show its difference)
+UNSEARCHED: dict = {"async_calls": "function calls are not part of the vocabulary (without "
+                                   "calls the option changes nothing: docs R-call-async-seq; "
+                                   "litmus/calls/async-call-*.inlined.yaml show the "
+                                   "difference)"}
+
+# ---- what each option concerns (issue 29 item 3) ----------------------------------------
+#
+# Each option's rule reads only some instruction families: a program with none of them is
+# elaborated and encoded alike under both values. An option concerns a vocabulary when, for
+# every group below, the vocabulary has an instruction of some family of the group.
+# Families (vocab_families): plain, volatile, atomic, rmw, cas, fence, av, avnone, sync-as,
+# user-tag, lds, undef-init, s.barrier, split, cluster-barrier, null-barrier, named, async,
+# async-count, branch, no-target, cluster-scope, xcluster.
+_MEM = ("plain", "atomic", "rmw", "cas", "av")
+_SCOPED = ("atomic", "rmw", "cas", "fence", "av")
+_BARRIERS = ("s.barrier", "split", "cluster-barrier", "named")
+CONCERNS: dict[str, tuple] = {
+    "scope_inclusion": (_SCOPED,),
+    "avvis": (_MEM,),
+    "lds_av_workgroup": (("lds",),),
+    "volatile_av": (("volatile",),),
+    "read_lo": (_MEM,),
+    "init_in_every_scope": (_SCOPED,),
+    "coherence": (_MEM,),
+    "final_co": (_MEM,),
+    # (an undef value comes from a location with no initial write, or from a read that sees
+    # racing writes: a cmpxchg is all it needs; tests/test_synth.py probes)
+    "cas_undef": (("cas",),),
+    "no_thin_air": (("atomic", "rmw", "cas"),),
+    "barrier_model": (_BARRIERS,),
+    "barrier_scopes": (("fence", "atomic", "rmw", "cas"), _BARRIERS),
+    "drop_race": (("split", "cluster-barrier", "named"),),
+    "named_init": (("named",),),
+    "null_wait": (("named",), ("null-barrier",)),
+    "cluster_drop": (("cluster-barrier",),),
+    "barrier_participation": (("split", "cluster-barrier", "named"),),
+    "barrier_hb": (_BARRIERS,),
+    "leave_unjoined": (("named",),),
+    "signal_var_count": (("named",),),
+    "async_model": (("async",),),
+    "async_done_edges": (("async",), ("sync-as", "user-tag")),
+    "lds_scope": (("lds",),),
+    "async_scope": (("async",),),
+    "default_target": (("no-target",),),
+    "async_calls": (("call",), ("async",)),     # no vocabulary writes a call (UNSEARCHED)
+}
+
+
+def vocab_families(v: Vocab) -> set:
+    """The instruction families a vocabulary can write."""
+    from .programs import shapes
+    fam = set()
+    for kind, order, scope, flags, sps in shapes(v):
+        if kind in ("st", "ld"):
+            fam.add("plain" if order == "na" else "atomic")
+        elif kind in ("avst", "avld"):
+            fam.add("av")
+        elif kind == "bar":
+            fam.add("s.barrier")
+        elif kind in ("bsig", "bwait", "bfirst"):
+            fam.add({"-3": "cluster-barrier", "0": "null-barrier", "1": "named"}.get(scope,
+                                                                                   "split"))
+        elif kind in ("binit", "bjoin", "bleave", "bsigvar"):
+            fam.add("named")
+        elif kind in ("async", "mark"):
+            fam.add("async")
+        elif kind == "wait":
+            fam.add("async-count" if scope not in ("", "0") else "async")
+        elif kind == "if":
+            fam.add("branch")
+        else:
+            fam.add(kind)
+        if "volatile" in flags:
+            fam.add("volatile")
+        if "avnone" in flags:
+            fam.add("avnone")
+        if {"mmra", "mmra-global"} & set(flags):
+            fam.add("sync-as")
+        if "user" in flags:
+            fam.add("user-tag")
+        if "local" in sps:
+            fam.add("lds")
+        if "undef" in sps:
+            fam.add("undef-init")
+        if scope == "cluster":
+            fam.add("cluster-scope")
+    if "" in v.targets:
+        fam.add("no-target")
+    if "xcluster" in v.placements:
+        fam.add("xcluster")
+    return fam
+
+
+def reaches(option: str, v: Vocab) -> bool:
+    """Does the vocabulary contain the instructions the option concerns?"""
+    fam = vocab_families(v)
+    return all(set(g) & fam for g in CONCERNS.get(option, ()))
+
+
+def concerns_text(option: str) -> str:
+    return " and ".join("(" + " or ".join(g) + ")" if len(g) > 1 else g[0]
+                        for g in CONCERNS.get(option, ()))
+
+
+def unreachable(a: Model, b: Model, v: Vocab) -> list[str]:
+    """The options the two versions set differently that the vocabulary cannot reach."""
+    return [o for o in differing(a, b) if not reaches(o, v)]
 
 
 def differing(a: Model, b: Model) -> list[str]:
@@ -81,12 +212,41 @@ def differing(a: Model, b: Model) -> list[str]:
             if getattr(a.options, f.name) != getattr(b.options, f.name)]
 
 
+# two versions that differ in no option (model files that differ in their definitions): the
+# general default, one instruction of each memory family at two scopes, with fences
+GENERAL = Vocab(kinds=("st", "ld", "rmw", "fence"), orders=("na", "mono", "rel", "acq"),
+                scopes=("workgroup", "agent"), spaces=("global",), placements=("wg", "agent"))
+
+
 def default_vocab(a: Model, b: Model) -> Vocab:
-    """The union of the presets of the options that differ (the MP vocabulary when none)."""
+    """The union of the presets of the options that differ (the general vocabulary when
+    none: two models that differ in their definitions, not their options)."""
     v = None
     for name in differing(a, b):
         p = PRESETS.get(name)
         if p is not None:
             v = p if v is None else v.union(p)
+    if v is None and same_semantics(a, b) is False:
+        return GENERAL
     return v or Vocab(**_MP, scopes=("workgroup", "agent"), spaces=("global",),
                       placements=("wg", "agent"))
+
+
+_DESCRIPTIVE = ("name", "description", "sources", "file")
+
+
+def same_semantics(a: Model, b: Model):
+    """True when the two models are the same model up to their names (every field but the
+    descriptive ones equal, no definitions read from a file other than an options YAML);
+    False when they differ in something other than options; None when they differ in
+    options (the usual case). Any model the loader can load works: the check reads the
+    Model's fields generically, so a model kind with more fields (model files with
+    definitions) is compared by them."""
+    from dataclasses import fields as dfields
+    rest = [f.name for f in dfields(a) if f.name not in _DESCRIPTIVE + ("options",)]
+    if type(a) is not type(b) or any(getattr(a, n) != getattr(b, n) for n in rest):
+        return False
+    for m in (a, b):
+        if m.file and not str(m.file).lower().endswith((".yaml", ".yml")):
+            return False        # a model file with definitions of its own: never assumed equal
+    return True if a.options == b.options else None

@@ -24,23 +24,45 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
-# One instruction: (kind, order, scope, flags, locs). kind: st ld rmw fence avst avld bar async
-# mark wait; order: na mono acq rel acqrel sc ('' for none); scope: wavefront workgroup agent
-# system ('' for none); flags: a sorted tuple of volatile / avnone / as-local / as-global;
-# locs: the location indices it names (async: the global source and the LDS destination).
+# One instruction: (kind, order, scope, flags, locs).
+#   kind: st ld rmw cas fence avst avld | bar (s.barrier) bsig bwait bfirst (split barrier
+#   signal / wait / signal.isfirst) binit bjoin bleave bsigvar (named barriers) | async mark
+#   wait | if (a diamond: the next instruction of the thread runs only when the thread's last
+#   read returned 0 ('eq') or not ('ne'));
+#   order: na mono acq rel acqrel sc ('' for none); a cmpxchg's is SUCCESS/FAILURE (acq/mono);
+#   scope: wavefront workgroup cluster agent system ('' for none); for the split barrier
+#   instructions the barrier ID (-1 workgroup, -3 cluster, 0 NULL, 1 named: wait only), for
+#   init / signal.var the count K, for wait.asyncmark its count N, for `if` eq / ne;
+#   flags: a sorted tuple of volatile / avnone / mmra / mmra-global / user;
+#   locs: the location indices it names (async: the global source and the LDS destination;
+#   named-barrier instructions: the barrier object).
 Instr = tuple
 
 ORDERS = ("na", "mono", "acq", "rel", "acqrel", "sc")
 LLVM_ORDER = {"mono": "monotonic", "acq": "acquire", "rel": "release", "acqrel": "acq_rel",
               "sc": "seq_cst"}
-SCOPES = ("wavefront", "workgroup", "agent", "system")
-SPACES = ("global", "local")
-KINDS = ("st", "ld", "rmw", "fence", "av", "bar", "async")
-PLACEMENTS = ("wave", "wg", "agent", "system")   # how two threads relate
+SCOPES = ("wavefront", "workgroup", "cluster", "agent", "system")
+# undef: a global location with no initial write (`init: undef`); barrier: a named barrier
+# object (`space: barrier`), never chosen by a vocabulary, added by the named-barrier kinds
+SPACES = ("global", "local", "undef")
+# st ld rmw cas fence av: memory; bar: s.barrier; split: s.barrier.signal / wait /
+# signal.isfirst with the IDs of `bar_ids`; named: s.barrier.init / join / leave /
+# signal.var; async: load.async.to.lds, asyncmark, wait.asyncmark(N); if: one diamond
+KINDS = ("st", "ld", "rmw", "cas", "fence", "av", "bar", "split", "named", "async", "if")
+# how two threads relate: same wave; same workgroup; different workgroups of one cluster
+# ("agent": the historic name, every thread is in cluster 0 unless xcluster is searched);
+# different clusters of one agent; different agents
+PLACEMENTS = ("wave", "wg", "agent", "xcluster", "system")
 # volatile: plain accesses with and without `volatile` (volatile-only: always volatile);
 # avnone: atomics and fences with and without amdgcn-av:none (avnone-only: always);
-# mmra: fences with and without the amdgpu-synchronize-as:local tag
-FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra")
+# mmra / mmra-global: fences with and without the amdgpu-synchronize-as:local / :global tag;
+# user: atomics and fences with and without a user tag !{!"user", !"tag"} (S001)
+FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra", "mmra-global", "user")
+BAR_IDS = ("-1", "-3", "0", "1")
+COUNTS = ("0", "1", "2")
+TARGETS = ("", "gfx942", "gfx1200", "gfx1250")    # "": the test names no target
+BARRIER_KINDS = ("bar", "bsig", "bwait", "bfirst", "binit", "bjoin", "bleave", "bsigvar")
+READS = ("ld", "rmw", "cas", "avld")     # the instructions that define an i32 register
 
 # "weaker" for the minimiser (docs/semantics.md 17.4): order one step down this lattice,
 # scope one step narrower, a flag dropped
@@ -51,7 +73,17 @@ WEAKER_ORDER = {
     "rmw": {"sc": ("acqrel",), "acqrel": ("acq", "rel"), "acq": ("mono",), "rel": ("mono",)},
     "fence": {"sc": ("acqrel",), "acqrel": ("acq", "rel")},
 }
-NARROWER = {"system": "agent", "agent": "workgroup", "workgroup": "wavefront"}
+WEAKER_FAIL = {"sc": "acq", "acq": "mono"}
+# (cluster narrows to workgroup; agent is not narrowed to cluster: the minimiser's steps are
+# the ones every target has)
+NARROWER = {"system": "agent", "agent": "workgroup", "cluster": "workgroup",
+            "workgroup": "wavefront"}
+_STRENGTH = {"mono": 0, "acq": 1, "rel": 1, "acqrel": 2, "sc": 3}
+
+
+def base_space(sp: str) -> str:
+    """The address space of a location kind (undef locations are global)."""
+    return "global" if sp == "undef" else sp
 
 
 @dataclass(frozen=True)
@@ -66,12 +98,28 @@ class Vocab:
     plain_spaces: tuple = ()     # spaces of non-atomic accesses (empty: every space)
     sync_spaces: tuple = ()      # spaces of atomic accesses (empty: every space)
     only: tuple = ()             # kind.order[.scope] specs: only these shapes (empty: all)
+    bar_ids: tuple = ("-1",)     # split: the barrier IDs signalled / waited on
+    counts: tuple = ("1",)       # named: the counts K of init / signal.var
+    wait_counts: tuple = ("0",)  # async: the counts N of wait.asyncmark
+    targets: tuple = ("",)       # the programs' targets ("": none named, the model's default)
 
     def plain_ok(self, sp: str) -> bool:
         return not self.plain_spaces or sp in self.plain_spaces
 
     def sync_ok(self, sp: str) -> bool:
         return not self.sync_spaces or sp in self.sync_spaces
+
+    def _extras(self) -> str:
+        out = ""
+        if "split" in self.kinds:
+            out += f"; barrier IDs {','.join(self.bar_ids)}"
+        if "named" in self.kinds:
+            out += f"; counts {','.join(self.counts)}"
+        if "async" in self.kinds and self.wait_counts != ("0",):
+            out += f"; wait counts {','.join(self.wait_counts)}"
+        if self.targets != ("",):
+            out += "; targets " + ",".join(t or "(none)" for t in self.targets)
+        return out
 
     def describe(self) -> str:
         return (f"kinds {','.join(self.kinds)}; orders {','.join(self.orders)}; scopes "
@@ -80,14 +128,16 @@ class Vocab:
                 + (f"; plain accesses in {','.join(self.plain_spaces)}" if self.plain_spaces
                    else "")
                 + (f"; atomics in {','.join(self.sync_spaces)}" if self.sync_spaces else "")
-                + (f"; only {','.join(self.only)}" if self.only else ""))
+                + (f"; only {','.join(self.only)}" if self.only else "") + self._extras())
 
     def record(self) -> dict:
         return {"kinds": list(self.kinds), "orders": list(self.orders),
                 "scopes": list(self.scopes), "spaces": list(self.spaces),
                 "placements": list(self.placements), "flags": list(self.flags),
                 "plain_spaces": list(self.plain_spaces), "sync_spaces": list(self.sync_spaces),
-                "only": list(self.only)}
+                "only": list(self.only), "bar_ids": list(self.bar_ids),
+                "counts": list(self.counts), "wait_counts": list(self.wait_counts),
+                "targets": list(self.targets)}
 
     def union(self, other: "Vocab") -> "Vocab":
         def u(a, b, allv):
@@ -113,7 +163,11 @@ class Vocab:
                      us(self.sync_spaces, other.sync_spaces, self.spaces, other.spaces),
                      # a restriction in one only: the other's shapes are all in, so none
                      tuple(sorted(set(self.only) | set(other.only)))
-                     if self.only and other.only else ())
+                     if self.only and other.only else (),
+                     u(self.bar_ids, other.bar_ids, BAR_IDS), u(self.counts, other.counts,
+                                                                 COUNTS),
+                     tuple(sorted(set(self.wait_counts) | set(other.wait_counts))),
+                     u(self.targets, other.targets, TARGETS))
 
 
 def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
@@ -121,7 +175,8 @@ def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
     `+field=...` adds to it. Unknown names are a ValueError (one line)."""
     allv = {"kinds": KINDS, "orders": ORDERS, "scopes": SCOPES, "spaces": SPACES,
             "placements": PLACEMENTS, "flags": FLAGS, "plain_spaces": SPACES,
-            "sync_spaces": SPACES, "only": ()}
+            "sync_spaces": SPACES, "only": (), "bar_ids": BAR_IDS, "counts": COUNTS,
+            "wait_counts": ("0", "1", "2"), "targets": None}
     v = base or Vocab()
     for part in [p.strip() for p in text.split(";") if p.strip()]:
         add = part.startswith("+")
@@ -138,6 +193,16 @@ def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
                                  "st.rel.agent, ld.na, rmw.mono.workgroup)")
             v = replace(v, only=tuple(sorted(set(got) | (set(v.only) if add else set()))))
             continue
+        if k == "targets":
+            got = ["" if x in ("none", "-") else x for x in got]
+            for x in got:
+                if x:
+                    from ..targets import get_target
+                    get_target(x)       # ValueError: unknown target
+            if add:
+                got = list(v.targets) + got
+            v = replace(v, targets=tuple(dict.fromkeys(got)))
+            continue
         bad = [x for x in got if x not in allv[k]]
         if bad:
             raise ValueError(f"--vocab {k}: unknown {', '.join(bad)} (known: "
@@ -151,14 +216,16 @@ def parse_vocab(text: str, base: Optional[Vocab] = None) -> Vocab:
 def _spec_ok(x: str) -> bool:
     parts = x.split(".")
     return (2 <= len(parts) <= 3 and parts[0] in KINDS + ("avst", "avld", "mark", "wait")
-            and parts[1] in ORDERS + ("",) and (len(parts) == 2 or parts[2] in SCOPES))
+            and (parts[1] in ORDERS + ("",) or (parts[0] == "cas" and "/" in parts[1]))
+            and (len(parts) == 2 or parts[2] in SCOPES))
 
 
 def _matches(shape: tuple, only: tuple) -> bool:
     kind, order, scope = shape[:3]
     for x in only:
         p = x.split(".")
-        if p[0] == kind and p[1] == order and (len(p) == 2 or p[2] == scope):
+        if p[0] == kind and p[1] in (order, order.split("/")[0]) and (len(p) == 2
+                                                                     or p[2] == scope):
             return True
     return False
 
@@ -174,6 +241,10 @@ def shapes(v: Vocab) -> list[tuple]:
                    [(), ("volatile",)] if "volatile" in v.flags else [()])
     sync_flags = ([("avnone",)] if "avnone-only" in v.flags else
                   [(), ("avnone",)] if "avnone" in v.flags else [()])
+    user = [()] + ([("user",)] if "user" in v.flags else [])
+
+    def tags(base, extra):
+        return sorted(set(tuple(sorted(a + b)) for a in base for b in extra))
     for sp in v.spaces:
         for kind, ords in (("st", ("na", "mono", "rel", "sc")), ("ld", ("na", "mono", "acq",
                                                                        "sc"))):
@@ -187,27 +258,49 @@ def shapes(v: Vocab) -> list[tuple]:
                         out += [(kind, "na", "", f, (sp,)) for f in plain_flags]
                 elif v.sync_ok(sp):
                     out += [(kind, o, s, f, (sp,)) for s in atomic_scopes
-                            for f in (sync_flags if o in ("rel", "acq", "sc") else [()])]
+                            for f in tags(sync_flags if o in ("rel", "acq", "sc") else [()],
+                                          user)]
         if "rmw" in v.kinds and v.sync_ok(sp):
             for o in ("mono", "acq", "rel", "acqrel", "sc"):
                 if o in v.orders:
                     out += [("rmw", o, s, f, (sp,)) for s in atomic_scopes
-                            for f in (sync_flags if o != "mono" else [()])]
+                            for f in tags(sync_flags if o != "mono" else [()], user)]
+        if "cas" in v.kinds and v.sync_ok(sp):
+            fails = [f for f in ("mono", "acq", "sc") if f in v.orders] or ["mono"]
+            for o in ("mono", "acq", "rel", "acqrel", "sc"):
+                if o not in v.orders:
+                    continue
+                for fo in fails:
+                    if _STRENGTH[fo] > _STRENGTH[o] or (fo == "acq" and o == "rel"):
+                        continue
+                    out += [("cas", f"{o}/{fo}", s, f, (sp,)) for s in atomic_scopes
+                            for f in tags(sync_flags if o != "mono" else [()], user)]
     if "fence" in v.kinds:
-        mm = [()] + ([("mmra",)] if "mmra" in v.flags else [])
+        mm = ([()] + [(t,) for t in ("mmra", "mmra-global") if t in v.flags])
         for o in ("acq", "rel", "acqrel", "sc"):
             if o in v.orders:
-                out += [("fence", o, s, f, ()) for s in atomic_scopes for f in
-                        sorted(set(tuple(sorted(a + b)) for a in sync_flags for b in mm))]
+                out += [("fence", o, s, f, ()) for s in atomic_scopes
+                        for f in tags(tags(sync_flags, mm), user)]
     if "av" in v.kinds and "global" in v.spaces:
         out += [(k, "", s, (), ("global",)) for k in ("avst", "avld") for s in atomic_scopes]
     if "bar" in v.kinds:
         out.append(("bar", "", "", (), ()))
+    if "split" in v.kinds:
+        for i in v.bar_ids:
+            if i != "1":
+                out += [("bsig", "", i, (), ()), ("bfirst", "", i, (), ())]
+            out.append(("bwait", "", i, (), ()))
+    if "named" in v.kinds:
+        out += [("binit", "", k, (), ("barrier",)) for k in v.counts]
+        out += [("bjoin", "", "", (), ("barrier",)), ("bleave", "", "", (), ())]
+        out += [("bsigvar", "", k, (), ("barrier",)) for k in v.counts]
     if "async" in v.kinds and "global" in v.spaces and "local" in v.spaces:
-        out += [("async", "", "", (), ("global", "local")), ("mark", "", "", (), ()),
-                ("wait", "", "", (), ())]
+        out += [("async", "", "", (), ("global", "local")), ("mark", "", "", (), ())]
+        out += [("wait", "", n, (), ()) for n in sorted(v.wait_counts)]
+    if "if" in v.kinds:
+        out += [("if", "", "eq", (), ()), ("if", "", "ne", (), ())]
     if v.only:
-        out = [s for s in out if s[0] in ("async", "mark", "wait", "bar", "avst", "avld")
+        out = [s for s in out if s[0] not in ("st", "ld", "rmw", "cas", "fence")
                or _matches(s, v.only)]
     return out
 
@@ -229,36 +322,49 @@ def _rgs(n: int) -> Iterator[tuple]:
 
 
 def relation(p: tuple, i: int, j: int) -> str:
+    """How threads i and j relate; a placement is (agent, cluster, workgroup, wave) per
+    thread."""
     a, b = p[i], p[j]
     if a[0] != b[0]:
         return "system"
     if a[1] != b[1]:
-        return "agent"
+        return "xcluster"
     if a[2] != b[2]:
+        return "agent"
+    if a[3] != b[3]:
         return "wg"
     return "wave"
 
 
 def canon_placement(p: tuple) -> tuple:
-    """Renumber (agent, workgroup, wave) per thread in order of first use, each level local
-    to its enclosing instance."""
-    out, ag, wg, wv = [], {}, {}, {}
-    for a, w, v in p:
-        na = ag.setdefault(a, len(ag))
-        nw = wg.setdefault((a, w), sum(1 for k in wg if k[0] == a))
-        nv = wv.setdefault((a, w, v), sum(1 for k in wv if k[:2] == (a, w)))
-        out.append((na, nw, nv))
+    """Renumber (agent, cluster, workgroup, wave) per thread in order of first use, each level
+    local to its enclosing instance."""
+    out, seen = [], [{}, {}, {}, {}]
+    for t in p:
+        row = []
+        for lvl in range(4):
+            key = tuple(t[:lvl + 1])
+            d = seen[lvl]
+            if key not in d:
+                d[key] = sum(1 for k in d if k[:-1] == key[:-1])
+            row.append(d[key])
+        out.append(tuple(row))
     return tuple(out)
 
 
 def placements(n: int, allowed: tuple) -> list[tuple]:
     out = set()
-    for agents in _rgs(n):
-        for wgs in _rgs(n):
-            for waves in _rgs(n):
-                p = canon_placement(tuple(zip(agents, wgs, waves)))
-                if all(relation(p, i, j) in allowed for i in range(n) for j in range(i + 1, n)):
-                    out.add(p)
+    rgs = list(_rgs(n))
+    ags = rgs if "system" in allowed else [(0,) * n]
+    cls_ = rgs if "xcluster" in allowed else [(0,) * n]
+    for agents in ags:
+        for cls in cls_:
+            for wgs in rgs:
+                for waves in rgs:
+                    p = canon_placement(tuple(zip(agents, cls, wgs, waves)))
+                    if all(relation(p, i, j) in allowed for i in range(n)
+                           for j in range(i + 1, n)):
+                        out.add(p)
     return sorted(out)
 
 
@@ -266,16 +372,17 @@ def placements(n: int, allowed: tuple) -> list[tuple]:
 
 @dataclass(frozen=True)
 class Program:
-    placement: tuple          # per thread (agent, workgroup, wave)
+    placement: tuple          # per thread (agent, cluster, workgroup, wave)
     threads: tuple            # per thread a tuple of Instr
-    spaces: tuple             # per location its address space
+    spaces: tuple             # per location its address space (SPACES, or "barrier")
+    target: str = ""          # "": the test names no target (the model's default_target)
 
     @property
     def events(self) -> int:
         return sum(len(t) for t in self.threads)
 
     def key(self) -> tuple:
-        return (self.placement, self.threads, self.spaces)
+        return (self.placement, self.threads, self.spaces, self.target)
 
 
 def _relabel(prog: Program, perm: tuple) -> Program:
@@ -291,7 +398,7 @@ def _relabel(prog: Program, perm: tuple) -> Program:
     spaces = [None] * len(ren)
     for old, new in ren.items():
         spaces[new] = prog.spaces[old]
-    return Program(plc, nt, tuple(spaces))
+    return Program(plc, nt, tuple(spaces), prog.target)
 
 
 def canonical(prog: Program) -> Program:
@@ -310,7 +417,7 @@ def lds_ok(prog: Program) -> bool:
     of one workgroup only; other programs are not litmus tests."""
     where: dict = {}
     for t, th in enumerate(prog.threads):
-        wg = prog.placement[t][:2]
+        wg = prog.placement[t][:3]
         for ins in th:
             for x in ins[4]:
                 if prog.spaces[x] == "local" and where.setdefault(x, wg) != wg:
@@ -323,10 +430,29 @@ def wave_ok(prog: Program) -> bool:
     wave-uniform control flow"; straight-line code that breaks it is an input error)."""
     bars: dict = {}
     for t, th in enumerate(prog.threads):
-        mine = tuple(i[0] for i in th if i[0] == "bar")
+        mine = tuple(i[:3] + i[4:] for i in th if i[0] in BARRIER_KINDS)
         if bars.setdefault(prog.placement[t], mine) != mine:
             return False
     return True
+
+
+def flow_ok(prog: Program) -> bool:
+    """At most one diamond (`if`) in the program; it follows an instruction that defines a
+    register (the read it branches on) and precedes the instruction it guards."""
+    n = 0
+    for th in prog.threads:
+        for i, ins in enumerate(th):
+            if ins[0] == "if":
+                n += 1
+                if i == 0 or i == len(th) - 1 or th[i - 1][0] not in READS \
+                        or th[i + 1][0] == "if":
+                    return False
+    return n <= 1
+
+
+def observable(prog: Program) -> bool:
+    """A program with no location and no barrier instruction has nothing to observe."""
+    return bool(prog.spaces) or any(i[0] in BARRIER_KINDS for th in prog.threads for i in th)
 
 
 def _compositions(total: int, parts: int) -> Iterator[tuple]:
@@ -343,16 +469,18 @@ def programs(v: Vocab, threads: int, events: int, locations: int) -> Iterator[Pr
     thread at least one), at most `locations` locations, in a deterministic order."""
     alpha = shapes(v)
     plcs = placements(threads, v.placements)
-    for comp in _compositions(events, threads):
-        slots = [(t, i) for t, n in enumerate(comp) for i in range(n)]
-        for seq in itertools.product(alpha, repeat=len(slots)):
-            for prog in _assign_locs(seq, comp, locations):
-                if not prog[1]:     # no location: nothing to observe (and no `memory:`)
+    for target in v.targets:
+        for comp in _compositions(events, threads):
+            slots = [(t, i) for t, n in enumerate(comp) for i in range(n)]
+            for seq in itertools.product(alpha, repeat=len(slots)):
+                if sum(1 for x in seq if x[0] == "if") > 1:
                     continue
-                for plc in plcs:
-                    p = Program(plc, prog[0], prog[1])
-                    if lds_ok(p) and wave_ok(p) and p.key() == canonical(p).key():
-                        yield p
+                for prog in _assign_locs(seq, comp, locations):
+                    for plc in plcs:
+                        p = Program(plc, prog[0], prog[1], target)
+                        if observable(p) and flow_ok(p) and lds_ok(p) and wave_ok(p) \
+                                and p.key() == canonical(p).key():
+                            yield p
 
 
 def _assign_locs(seq, comp, maxloc) -> Iterator[tuple]:
@@ -373,7 +501,10 @@ def _assign_locs(seq, comp, maxloc) -> Iterator[tuple]:
                 return
             for loc in range(len(sp) + 1):
                 if loc == len(sp):
-                    if len(sp) >= maxloc:
+                    if need[j] == "barrier":
+                        if "barrier" in sp:     # one barrier object is enough
+                            continue
+                    elif sum(1 for x in sp if x != "barrier") >= maxloc:
                         continue
                     yield from locs(j + 1, sp + [need[j]], chosen + (loc,))
                 elif sp[loc] == need[j] and loc not in chosen:
@@ -405,15 +536,25 @@ def reductions(prog: Program) -> list[tuple[str, Program]]:
                     del nth[t]
                     del plc[t]
                 out.append((f"remove {what}", _gc(Program(tuple(plc), tuple(nth),
-                                                          prog.spaces))))
+                                                          prog.spaces, prog.target))))
             variants = []
-            if order in WEAKER_ORDER.get(kind, {}):
+            if kind == "cas":
+                so, fo = order.split("/")
+                for o in WEAKER_ORDER["rmw"].get(so, ()):
+                    if _STRENGTH[fo] <= _STRENGTH[o] and not (fo == "acq" and o == "rel"):
+                        variants.append((f"weaken {what} to {o}/{fo}",
+                                         (kind, f"{o}/{fo}", scope,
+                                          flags if o != "mono" else (), locs)))
+                if fo in WEAKER_FAIL:
+                    variants.append((f"weaken {what} failure to {WEAKER_FAIL[fo]}",
+                                     (kind, f"{so}/{WEAKER_FAIL[fo]}", scope, flags, locs)))
+            elif order in WEAKER_ORDER.get(kind, {}):
                 for o in WEAKER_ORDER[kind][order]:
                     variants.append((f"weaken {what} to {o}",
                                      (kind, o, "" if o == "na" else scope,
                                       tuple(f for f in flags if o != "na" or f == "volatile"),
                                       locs)))
-            if scope in NARROWER:
+            if scope in NARROWER and kind not in BARRIER_KINDS:
                 variants.append((f"narrow {what} to {NARROWER[scope]}",
                                  (kind, order, NARROWER[scope], flags, locs)))
             for f in flags:
@@ -422,7 +563,8 @@ def reductions(prog: Program) -> list[tuple[str, Program]]:
             for desc, new in variants:
                 nth = list(prog.threads)
                 nth[t] = th[:i] + (new,) + th[i + 1:]
-                out.append((desc, canonical(Program(prog.placement, tuple(nth), prog.spaces))))
+                out.append((desc, canonical(Program(prog.placement, tuple(nth), prog.spaces,
+                                                    prog.target))))
     return out
 
 
@@ -432,7 +574,7 @@ def _gc(prog: Program) -> Program:
     ren = {old: k for k, old in enumerate(used)}
     th = tuple(tuple(i[:4] + (tuple(ren[x] for x in i[4]),) for i in t) for t in prog.threads)
     return canonical(Program(canon_placement(prog.placement), th,
-                             tuple(prog.spaces[o] for o in used)))
+                             tuple(prog.spaces[o] for o in used), prog.target))
 
 
 # ---- the YAML writer --------------------------------------------------------------------
@@ -449,29 +591,60 @@ def _sync(scope: str) -> str:
     return "" if scope in ("", "system") else f' syncscope("{scope}")'
 
 
-def _md(flags) -> str:
-    ms = []
-    if "avnone" in flags:
-        ms.append("!0")
-    if "mmra" in flags:
-        ms.append("!1")
-    if not ms:
+# the MMRA nodes: fixed numbers for the single tags (and !2, the one pair the presets use),
+# then one node per other set of tags, numbered in order of first use
+TAG_NODE = {"avnone": "!0", "mmra": "!1", "mmra-global": "!3", "user": "!4"}
+TAG_TEXT = {"avnone": MMRA_AVNONE, "mmra": '!{!"amdgpu-synchronize-as", !"local"}',
+            "mmra-global": '!{!"amdgpu-synchronize-as", !"global"}',
+            "user": '!{!"user", !"tag"}'}
+MD_FLAGS = tuple(TAG_NODE)
+
+
+def _md_nodes(prog: Program) -> dict:
+    """Every set of MMRA tags the program uses -> its node name."""
+    nodes = {("avnone", "mmra"): "!2"}
+    n = 5
+    for th in prog.threads:
+        for ins in th:
+            tags = tuple(f for f in MD_FLAGS if f in ins[3])
+            if len(tags) > 1 and tags not in nodes:
+                nodes[tags] = f"!{n}"
+                n += 1
+    return nodes
+
+
+def _md(flags, nodes: Optional[dict] = None) -> str:
+    tags = tuple(f for f in MD_FLAGS if f in flags)
+    if not tags:
         return ""
-    return ", !mmra " + (ms[0] if len(ms) == 1 else "!2")
+    if len(tags) == 1:
+        return ", !mmra " + TAG_NODE[tags[0]]
+    return ", !mmra " + (nodes or {("avnone", "mmra"): "!2"})[tags]
+
+
+def name_of(prog: Program, x: int) -> str:
+    """A location's name: x, y, ... by number; the (one) named barrier object is nb."""
+    return "nb" if prog.spaces[x] == "barrier" else loc_name(x)
+
+
+def _ptr(prog: Program, x: int) -> str:
+    return (f"ptr addrspace({3 if prog.spaces[x] in ('local', 'barrier') else 1}) "
+            f"@{name_of(prog, x)}")
 
 
 def render_code(prog: Program) -> list[list[str]]:
     """Per thread, its instructions as LLVM IR lines (values 1, 2, ... in order)."""
     val = 0
     out = []
+    nodes = _md_nodes(prog)
     for t, th in enumerate(prog.threads):
         lines, reg = [], 0
+        guard = None            # the join label of an open diamond
         for kind, order, scope, flags, locs in th:
-            ptr = [f"ptr addrspace({3 if prog.spaces[x] == 'local' else 1}) @{loc_name(x)}"
-                   for x in locs]
-            md = _md(flags)
+            ptr = [_ptr(prog, x) for x in locs]
+            md = _md(flags, nodes)
             vol = " volatile" if "volatile" in flags else ""
-            if kind in ("st", "rmw", "avst"):
+            if kind in ("st", "rmw", "avst", "cas"):
                 val += 1
             if kind == "st":
                 lines.append(f"store{vol} i32 {val}, {ptr[0]}{md}" if order == "na" else
@@ -486,6 +659,11 @@ def render_code(prog: Program) -> list[list[str]]:
                 lines.append(f"%r{reg} = atomicrmw xchg {ptr[0]}, i32 {val}{_sync(scope)} "
                              f"{LLVM_ORDER[order]}{md}")
                 reg += 1
+            elif kind == "cas":
+                so, fo = order.split("/")
+                lines.append(f"%r{reg} = cmpxchg {ptr[0]}, i32 0, i32 {val}{_sync(scope)} "
+                             f"{LLVM_ORDER[so]} {LLVM_ORDER[fo]}{md}")
+                reg += 1
             elif kind == "fence":
                 lines.append(f"fence{_sync(scope)} {LLVM_ORDER[order]}{md}")
             elif kind == "avst":
@@ -497,13 +675,40 @@ def render_code(prog: Program) -> list[list[str]]:
                 reg += 1
             elif kind == "bar":
                 lines.append("call void @llvm.amdgcn.s.barrier()")
+            elif kind == "bsig":
+                lines.append(f"call void @llvm.amdgcn.s.barrier.signal(i32 {scope})")
+            elif kind == "bwait":
+                lines.append(f"call void @llvm.amdgcn.s.barrier.wait(i16 {scope})")
+            elif kind == "bfirst":
+                lines.append(f"%f{reg} = call i1 @llvm.amdgcn.s.barrier.signal.isfirst(i32 "
+                             f"{scope})")
+                reg += 1
+            elif kind == "binit":
+                lines.append(f"call void @llvm.amdgcn.s.barrier.init({ptr[0]}, i32 {scope})")
+            elif kind == "bjoin":
+                lines.append(f"call void @llvm.amdgcn.s.barrier.join({ptr[0]})")
+            elif kind == "bleave":
+                lines.append("call void @llvm.amdgcn.s.barrier.leave(i16 1)")
+            elif kind == "bsigvar":
+                lines.append(f"call void @llvm.amdgcn.s.barrier.signal.var({ptr[0]}, "
+                             f"i32 {scope})")
             elif kind == "async":
                 lines.append(f"call void @llvm.amdgcn.load.async.to.lds.p1({ptr[0]}, {ptr[1]}, "
                              "i32 4, i32 0, i32 0)")
             elif kind == "mark":
                 lines.append("call void @llvm.amdgcn.asyncmark()")
             elif kind == "wait":
-                lines.append("call void @llvm.amdgcn.wait.asyncmark(i16 0)")
+                lines.append(f"call void @llvm.amdgcn.wait.asyncmark(i16 {scope or 0})")
+            elif kind == "if":
+                lines.append(f"%c = icmp {scope} i32 %r{reg - 1}, 0")
+                lines.append("br i1 %c, label %then, label %join")
+                lines.append("then:")
+                guard = "join"
+                continue
+            if guard:
+                lines.append(f"br label %{guard}")
+                lines.append(f"{guard}:")
+                guard = None
         out.append(lines)
     return out
 
@@ -513,7 +718,7 @@ def written_locations(prog: Program) -> list[int]:
     out = set()
     for th in prog.threads:
         for kind, _o, _s, _f, locs in th:
-            if kind in ("st", "rmw", "avst"):
+            if kind in ("st", "rmw", "avst", "cas"):
                 out.add(locs[0])
             elif kind == "async":
                 out.add(locs[1])
@@ -529,26 +734,43 @@ def render(prog: Program, name: str, description: str = "", exists: Optional[str
     lines.append(f"name: {json.dumps(name)}")
     if description:
         lines.append(f"description: {json.dumps(description)}")
+    if prog.target:
+        lines.append(f"target: {prog.target}")
     flags = {f for th in prog.threads for ins in th for f in ins[3]}
-    if flags & {"avnone", "mmra"}:
+    if flags & set(MD_FLAGS):
         lines.append("metadata: |")
         lines.append(f"  !0 = {MMRA_AVNONE}")
-        lines.append('  !1 = !{!"amdgpu-synchronize-as", !"local"}')
+        lines.append(f"  !1 = {TAG_TEXT['mmra']}")
         lines.append("  !2 = !{!0, !1}")
+        if flags & {"mmra-global", "user"}:
+            lines.append(f"  !3 = {TAG_TEXT['mmra-global']}")
+            lines.append(f"  !4 = {TAG_TEXT['user']}")
+        for tags, node in _md_nodes(prog).items():
+            if node != "!2":
+                lines.append(f"  {node} = !{{{', '.join(TAG_NODE[x] for x in tags)}}}")
     lines.append("memory:")
     for k, sp in enumerate(prog.spaces):
-        lines.append(f"  {loc_name(k)}: {{space: {sp}, init: 0}}")
+        if sp == "barrier":
+            lines.append("  nb: {space: barrier}")
+        else:
+            lines.append(f"  {loc_name(k)}: {{space: {base_space(sp)}, init: "
+                         f"{'undef' if sp == 'undef' else 0}}}")
+    if not prog.spaces:
+        lines.append("  x: {space: global, init: 0}")
     lines.append("threads:")
+    clusters = any(p[1] for p in prog.placement)
     for t, code in enumerate(render_code(prog)):
-        a, w, v = prog.placement[t]
+        a, c, w, v = prog.placement[t]
         lines.append(f"  T{t}:")
         lines.append(f"    agent: {a}")
+        if clusters:
+            lines.append(f"    cluster: {c}")
         lines.append(f"    workgroup: {w}")
         lines.append(f"    wavefront: {v}")
         lines.append("    code: |")
         lines += ["      " + c for c in code]
     if exists is None:
-        wl = written_locations(prog)
+        wl = [k for k in written_locations(prog) if prog.spaces[k] != "barrier"]
         if wl:
             exists = " && ".join(f"@{loc_name(k)} == @{loc_name(k)}" for k in wl)
     if exists is not None:
