@@ -20,6 +20,18 @@ from .check import CatModel
 from .syntax import LEVEL_NAMES, Bin, Cross, LevelUnion, Name, Un
 
 
+def _refs(e) -> list:
+    if isinstance(e, Name):
+        return [e]
+    if isinstance(e, (Bin, Cross)):
+        return _refs(e.left) + _refs(e.right)
+    if isinstance(e, Un):
+        return _refs(e.arg)
+    if isinstance(e, LevelUnion):
+        return _refs(e.body)
+    return []
+
+
 class Algebra:
     """The operations the evaluator needs (see MaskAlgebra for their meaning)."""
 
@@ -77,6 +89,18 @@ class Evaluator:
             for lv in (LEVELS if g.b.param else (None,)):
                 keys.append((n, lv, sp if g.space else None))
         sorts = {k: self.m.defs[k[0]].sort for k in keys}
+        # what the bodies use outside the group first: their values are fixed during the
+        # iteration (and get their defining variables in the Z3 algebra)
+        inside = set(names)
+        for n in names:
+            g = self.m.defs[n]
+            for ref in _refs(g.b.expr):
+                if ref.name in inside:
+                    continue
+                indexed = (BASE[ref.name][1] if ref.name in BASE
+                           else self.m.defs[ref.name].b.param is not None)
+                for lv in (LEVELS if indexed else (None,)):
+                    self.get(ref.name, lv, sp)
 
         def F(cur: dict) -> dict:
             for k, v in cur.items():
