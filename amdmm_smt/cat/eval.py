@@ -15,7 +15,7 @@ depend on the address space at hand are evaluated per address space the test use
 from __future__ import annotations
 
 from ..limits import tick
-from .base import BASE, LEVELS, Base
+from .base import BASE, DYNAMIC, LEVELS, Base
 from .check import CatModel
 from .syntax import LEVEL_NAMES, Bin, Cross, LevelUnion, Name, Un
 
@@ -52,10 +52,59 @@ def spdep(m: CatModel, e) -> bool:
     return False
 
 
+def _analyse(m: CatModel) -> dict:
+    """Per expression node: (depends on a dynamic base name, names a recursive definition
+    directly). Cached on the model."""
+    info = getattr(m, "_node_info", None)
+    if info is not None:
+        return info
+    dyn_def: dict = {}
+
+    def def_dyn(name, busy=()):
+        if name in BASE:
+            return name in DYNAMIC
+        if name in dyn_def:
+            return dyn_def[name]
+        if name in busy:
+            return False
+        d = m.defs[name]
+        v = any(def_dyn(r.name, busy + (name,)) for r in _refs(d.b.expr))
+        if d.rec:      # a group is dynamic when any member is
+            v = v or any(def_dyn(r.name, busy + (name,)) for g in m.groups[d.group]
+                         if g in m.defs for r in _refs(m.defs[g].b.expr))
+        if not busy or v:
+            dyn_def[name] = v
+        return v
+    info = {}
+
+    def walk(e):
+        rs = _refs(e)
+        info[id(e)] = (any(def_dyn(r.name) for r in rs),
+                       any(r.name in m.defs and m.defs[r.name].rec for r in rs))
+        for c in ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
+                  (e.arg,) if isinstance(e, Un) else (e.body,) if isinstance(e, LevelUnion)
+                  else ()):
+            walk(c)
+    for d in m.defs.values():
+        walk(d.b.expr)
+    for ax in m.axioms:
+        walk(ax.expr)
+    if m.value is not None:
+        walk(m.value.maysee)
+        walk(m.value.definite)
+    m._node_info = info
+    return info
+
+
 class Evaluator:
-    def __init__(self, m: CatModel, alg, base: Base, spaces: list):
+    def __init__(self, m: CatModel, alg, base: Base, spaces: list, shared=None):
+        """`shared`: a dict kept across evaluators of one test and algebra, for the values
+        of expressions that depend on no choice of the execution."""
         self.m, self.alg, self.base, self.spaces = m, alg, base, list(spaces)
         self.memo: dict = {}
+        self.info = _analyse(m)
+        self.shared = shared
+        self.local: dict = {}
 
     # ---- names ----
     def get(self, name: str, level, sp):
@@ -119,6 +168,19 @@ class Evaluator:
 
     # ---- expressions ----
     def eval(self, e, env: dict, sp):
+        if isinstance(e, Name):
+            return self._eval(e, env, sp)
+        dyn, rec = self.info.get(id(e), (True, True))
+        if rec:
+            return self._eval(e, env, sp)
+        key = (id(e), tuple(sorted(env.items())), sp)
+        store = self.local if dyn or self.shared is None else self.shared
+        v = store.get(key)
+        if v is None:
+            v = store[key] = self._eval(e, env, sp)
+        return v
+
+    def _eval(self, e, env: dict, sp):
         tick()
         A = self.alg
         if isinstance(e, Name):
@@ -304,3 +366,161 @@ class MaskAlgebra:
             return not any(row >> i & 1 for i, row in enumerate(a))
         c = self.plus(a)
         return not any(row >> i & 1 for i, row in enumerate(c))
+
+
+# ---- the static algebra: what holds in every execution, what may hold -------------------------
+
+def t_and(*xs):
+    """Kleene's three-valued conjunction over True, None (unknown), False."""
+    out = True
+    for x in xs:
+        if x is False:
+            return False
+        if x is None:
+            out = None
+    return out
+
+
+def t_or(*xs):
+    out = False
+    for x in xs:
+        if x is True:
+            return True
+        if x is None:
+            out = None
+    return out
+
+
+def t_not(x):
+    return None if x is None else not x
+
+
+class TriAlgebra:
+    """Sets and relations as dicts to True (in every execution) or None (in some, perhaps);
+    an absent key is in none. Every operation over-approximates what it does on each
+    execution the unknowns stand for, so a pair absent from a result holds in no execution:
+    the reference engine prunes its choices with it (reference/cat_engine.py)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    @staticmethod
+    def set_of(d: dict) -> dict:
+        return {k: v for k, v in d.items() if v is not False}
+
+    rel_of = set_of
+
+    def define(self, name, sort, v):
+        return v
+
+    @staticmethod
+    def empty(sort):
+        return {}
+
+    @staticmethod
+    def union(sort, a, b):
+        out = dict(a)
+        for k, t in b.items():
+            out[k] = t_or(out.get(k, False), t)
+        return out
+
+    @staticmethod
+    def inter(sort, a, b):
+        out = {}
+        for k, t in a.items():
+            v = t_and(t, b.get(k, False))
+            if v is not False:
+                out[k] = v
+        return out
+
+    @staticmethod
+    def diff(sort, a, b):
+        out = {}
+        for k, t in a.items():
+            v = t_and(t, t_not(b.get(k, False)))
+            if v is not False:
+                out[k] = v
+        return out
+
+    def compl(self, sort, a):
+        keys = (range(self.n) if sort == "set"
+                else ((i, j) for i in range(self.n) for j in range(self.n)))
+        out = {}
+        for k in keys:
+            v = t_not(a.get(k, False))
+            if v is not False:
+                out[k] = v
+        return out
+
+    @staticmethod
+    def seq(a, b):
+        rows: dict = {}
+        for (k, j), t in b.items():
+            rows.setdefault(k, []).append((j, t))
+        out: dict = {}
+        for (i, k), t1 in a.items():
+            for j, t2 in rows.get(k, ()):
+                out[(i, j)] = t_or(out.get((i, j), False), t_and(t1, t2))
+        return out
+
+    @staticmethod
+    def inv(a):
+        return {(j, i): t for (i, j), t in a.items()}
+
+    def plus(self, a):
+        rows: dict = {}
+        for (i, j), t in a.items():
+            rows.setdefault(i, {})[j] = t
+        for k in range(self.n):
+            out_k = rows.get(k)
+            if not out_k:
+                continue
+            for i, r in rows.items():
+                if k in r:
+                    tik = r[k]
+                    for j, tkj in list(out_k.items()):
+                        r[j] = t_or(r.get(j, False), t_and(tik, tkj))
+        return {(i, j): t for i, r in rows.items() for j, t in r.items()}
+
+    def star(self, a):
+        out = self.plus(a)
+        for i in range(self.n):
+            out[(i, i)] = True
+        return out
+
+    def opt(self, a):
+        out = dict(a)
+        for i in range(self.n):
+            out[(i, i)] = True
+        return out
+
+    @staticmethod
+    def ident(s):
+        return {(i, i): t for i, t in s.items()}
+
+    @staticmethod
+    def domain(a):
+        out: dict = {}
+        for (i, _), t in a.items():
+            out[i] = t_or(out.get(i, False), t)
+        return out
+
+    @staticmethod
+    def range_(a):
+        out: dict = {}
+        for (_, j), t in a.items():
+            out[j] = t_or(out.get(j, False), t)
+        return out
+
+    @staticmethod
+    def cross(a, b):
+        return {(i, j): t_and(t, u) for i, t in a.items() for j, u in b.items()}
+
+    def fixpoint(self, keys, sorts, F):
+        cur = {k: {} for k in keys}
+        while True:
+            tick()
+            nxt = F(cur)
+            if nxt == cur:
+                return cur
+            cur = nxt

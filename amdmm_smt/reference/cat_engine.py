@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 
 from ..cat.base import Base, Dynamic, Terms
-from ..cat.eval import Evaluator, MaskAlgebra
+from ..cat.eval import Evaluator, MaskAlgebra, TriAlgebra, t_and, t_not, t_or
 from .common import NOWRITE, ReferenceUnsupported
 from .engine import _Engine
 
@@ -29,6 +29,34 @@ class _BoolTerms(Terms):
 
     def not_(self, x):
         return not x
+
+
+class _TriTerms(Terms):
+    def and_(self, *xs):
+        return t_and(*xs)
+
+    def or_(self, *xs):
+        return t_or(*xs)
+
+    def not_(self, x):
+        return t_not(x)
+
+
+class _Unknown(Dynamic):
+    """Any execution: a cmpxchg may or may not write, any write may be read, any two writes
+    that happen are in either order but the initial write first."""
+    def hap(self, e):
+        return None if e.kind == "cmpxchg" else True
+
+    def rf(self, w, r):
+        return None
+
+    def co(self, a, b):
+        if b.is_init:
+            return False
+        if a.is_init:
+            return self.hap(b)
+        return None
 
 
 class _Dyn(Dynamic):
@@ -54,15 +82,34 @@ class CatEngine(_Engine):
             raise ReferenceUnsupported("flag axioms (undefined behaviour) of a model file")
         self.alg = MaskAlgebra(self.n)
         self.static: dict = {}
+        self.shared: dict = {}
         sp_of = {loc: elab.space_of(loc) for loc in elab.locs}
         self.reads_in = {sp: [r for r in self.reads if sp_of[self.ev[r].loc] == sp]
                          for sp in self.spaces}
 
     def choices(self):
-        """Undef or any write to the read's location but itself (R-rmw-self)."""
+        """Undef or any write to the read's location but itself (R-rmw-self), minus what the
+        file's own definitions exclude in every execution: the model evaluated once with
+        every choice unknown (cat/eval.py TriAlgebra) gives the writes a read may see in
+        some execution, and the reads that are definite in every one (never undef)."""
+        tri = TriAlgebra(self.n)
+        ev = Evaluator(self.cat, tri, Base(self.elab, _TriTerms(), _Unknown()), self.spaces)
+        v = self.cat.value
+        may: dict = {}
+        sure: set = set()
+        for sp in self.spaces:
+            if not self.reads_in[sp]:
+                continue
+            ms = ev.eval(v.maysee, {}, sp)
+            df = ev.eval(v.definite, {}, sp)
+            for r in self.reads_in[sp]:
+                may[r] = {w for (w, r2) in ms if r2 == r}
+                if df.get(r) is True:
+                    sure.add(r)
         out = []
         for r in self.reads:
-            out.append([None] + [w for w in self.writes_of[self.ev[r].loc] if w != r])
+            ws = [w for w in self.writes_of[self.ev[r].loc] if w != r and w in may[r]]
+            out.append(ws if r in sure else [None] + ws)
         return out
 
     def assignments(self, choices):
@@ -103,7 +150,7 @@ class CatEngine(_Engine):
     def consistent(self, hap, rf, pos) -> bool:
         base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos))
         base._static = self.static          # the static base names once per test
-        ev = Evaluator(self.cat, self.alg, base, self.spaces)
+        ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared)
         v = self.cat.value
         for sp in self.spaces:
             if not self.reads_in[sp]:
