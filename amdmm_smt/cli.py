@@ -266,6 +266,7 @@ def verify(paths, model_name, as_json, junit_path, timeout, memory_mb, jobs, no_
     err = Console(stderr=True, highlight=False, emoji=False)
     try:
         get_model(model_name)
+        _check_cat(model_name, err)
     except LitmusError as e:
         _fail2(str(e))
     _writable("--junit", junit_path)
@@ -513,6 +514,40 @@ def lint(paths, model_name, as_json, timeout, memory_mb, jobs):
     for _, m in sorted(batch.errors):
         Console(stderr=True, emoji=False).print(m, markup=False, soft_wrap=True)
     sys.exit(2 if batch.errors else 0)
+
+
+def _check_cat(model_name, err) -> None:
+    """A model file in the model language is parsed and type-checked before any test runs:
+    its errors are the command's (exit 2), its warnings printed once."""
+    from .cat import is_cat, load_cached
+    if is_cat(model_name):
+        for w in load_cached(model_name).warnings:
+            err.print(w, markup=False, soft_wrap=True)
+
+
+@main.group("model", cls=_Group)
+def model_group() -> None:
+    """Model files in the model language (docs/model-language.md)."""
+
+
+@model_group.command("check")
+@click.argument("path")
+def model_check(path):
+    """Type-check a model file and everything it includes, without running a test: errors
+    are `FILE:LINE: problem` (exit 2), warnings are printed, exit 0 when clean."""
+    from .cat import check_file
+    err = Console(stderr=True, highlight=False, emoji=False)
+    try:
+        m = check_file(path)
+    except LitmusError as e:
+        _fail2(str(e))
+    except RecursionError:
+        _fail2(f"{_show(path)}: the model nests too deeply")
+    for w in m.warnings:
+        err.print(w, markup=False, soft_wrap=True)
+    Console(highlight=False, emoji=False).print(
+        f"{path}: {len(m.defs)} definitions, {len(m.axioms)} axioms, "
+        f"{len(m.files)} file(s), {len(m.warnings)} warning(s)", markup=False, soft_wrap=True)
 
 
 @main.command()

@@ -53,8 +53,11 @@ def refuse_unsupported(elab, model_file: str) -> None:
     from ..errors import LitmusError as E
     t = elab.test
     if getattr(elab, "barrier", None) is not None:
+        line = next((i.line for th in t.threads for i in th.code if i.kind == "barrier"),
+                    None)
         raise E(f"the model file {os.path.basename(model_file)} does not define the family "
-                "'barrier' (execution barriers); run this test with a built-in model", t.file)
+                "'barrier' (execution barriers); run this test with a built-in model", t.file,
+                line)
     for e in elab.events:
         if e.async_of is not None or e.kind in ("dma", "dma_read", "dma_write", "asyncmark",
                                                 "wait_asyncmark"):
