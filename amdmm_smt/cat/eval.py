@@ -216,6 +216,11 @@ class Evaluator:
         if isinstance(e, LevelUnion):
             sort = self.sort(e.body)
             out = A.empty(sort)
+            if e.var in env:        # union(K >= A, K <= B): the second bound filters K
+                b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
+                k = env[e.var]
+                ok = k >= b if e.cmp == ">=" else k <= b
+                return self.eval(e.body, env, sp) if ok else out
             lo_, hi = 0, LEVELS[-1]
             if e.cmp is not None:
                 b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)

@@ -336,6 +336,19 @@ class _Parser:
             if self.peek().kind in ("ge", "le"):
                 cmp = self.next().text
                 bound = self.ident("a level").text
+            body_line = t.line
+            if self.peek().text == "," and cmp is not None:     # a second bound
+                self.next()
+                v2 = self.ident("the level variable again")
+                if v2.text != v:
+                    self.err(f"the second bound must be on '{v}' too", v2)
+                if self.peek().kind not in ("ge", "le"):
+                    self.err("expected >= or <=")
+                cmp2 = self.next().text
+                bound2 = self.ident("a level").text
+                self.expect(")")
+                inner = LevelUnion(self.file, body_line, v, cmp2, bound2, self.prefix())
+                return LevelUnion(self.file, t.line, v, cmp, bound, inner)
             self.expect(")")
             return LevelUnion(self.file, t.line, v, cmp, bound, self.prefix())
         n = self.ident("a name, '(', '[' or an operator's operand")
