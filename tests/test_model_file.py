@@ -261,3 +261,21 @@ def test_edit_the_may_see_exception_for_later_writes(tmp_path):
         let maysee = (([Hap] ; loc ; [R]) \\ id) \\ (lo ; lo)
     """)
     assert _outcomes(edit, CORW1) == [(("T0:%r0", None),)]
+
+
+# ---- option files: the built-in versions as a seed plus overrides --------------------------------
+
+VERSIONS = {"upstream-2026": "upstream-2026.cat", "opencl": "opencl.cat"}
+VERSION_CASES = [(v, os.path.relpath(f, os.path.join(ROOT, "litmus")))
+                 for v in VERSIONS for d in ("s000", "models", "mmra", "classic")
+                 for f in sorted(glob.glob(os.path.join(ROOT, "litmus", d, "*.yaml")))]
+
+
+@pytest.mark.parametrize("version,rel", VERSION_CASES)
+def test_option_files_equal_the_built_in_versions(version, rel):
+    """upstream-2026.cat (avsGe, lo, the may-see exception replaced) and opencl.cat (the
+    inclusive relations replaced) give the outcomes of the built-in versions, in the SMT
+    engine, on every test of these directories (whatever model the test names)."""
+    t = parse_file(os.path.join(ROOT, "litmus", rel))
+    path = os.path.join(ROOT, "models", VERSIONS[version])
+    _same(run_test(t, get_model(version)), run_test(t, get_model(path)), rel)

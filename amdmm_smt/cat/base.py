@@ -34,6 +34,7 @@ BASE: dict[str, tuple[str, bool, bool]] = {
     "id": ("rel", False, False), "po": ("rel", False, False), "poc": ("rel", False, False),
     "loc": ("rel", False, False), "ext": ("rel", False, False), "int": ("rel", False, False),
     "contains": ("rel", True, False), "incl": ("rel", False, True),
+    "samescope": ("rel", False, True),
     "rf": ("rel", False, False), "co": ("rel", False, False),
 }
 DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co"}
@@ -166,6 +167,9 @@ class Base:
             return R(lambda a, b: el.contains(a, lv, b))
         if name == "incl":
             return R(lambda a, b: a.id != b.id and el.inclusive(a, b, sp))
+        if name == "samescope":
+            return R(lambda a, b: a.id != b.id and (a.is_init or b.is_init or
+                                                     el.scope_in(a, sp) == el.scope_in(b, sp)))
         raise KeyError(name)
 
     # ---- dynamic ----
