@@ -563,6 +563,16 @@ def models():
     for m in ms:
         console.print(f"{m.name}: {m.description}", markup=False, soft_wrap=True)
         console.print(f"    options: {m.describe_options()}", markup=False, soft_wrap=True)
+    from .model import shipped_models_dir
+    d = shipped_models_dir()
+    cats = sorted(f for f in os.listdir(d) if f.endswith(".cat")) if d else []
+    if cats:
+        from .cat import describe
+        console.print("\nModel files in the model language (--model models/NAME.cat; "
+                      "docs/model-language.md):", markup=False, soft_wrap=True)
+        for f in cats:
+            console.print(f"{f}: {describe(os.path.join(d, f))}", markup=False,
+                          soft_wrap=True)
     from .model import option_table
     console.print("\nOptions a model file may set (`options:`; the default first; "
                   "docs/semantics.md section 8):", markup=False, soft_wrap=True)

@@ -71,3 +71,20 @@ def check_file(path: str) -> CatModel:
     if not os.path.exists(path):
         raise LitmusError(f"model file '{path}' does not exist", path)
     return load(path)
+
+
+def describe(path: str) -> str:
+    """The first sentence of a model file's opening comment, and what it includes."""
+    try:
+        m = load_cached(path)
+    except LitmusError as e:
+        return f"(does not load: {e})"
+    text = open(path, encoding="utf-8").read()
+    head = ""
+    if text.lstrip().startswith("(*"):
+        body = text.lstrip()[2:text.lstrip().find("*)")]
+        head = " ".join(body.split())
+        head = head.split(": ", 1)[-1] if head.startswith(os.path.basename(path)) else head
+        head = head.split(". ")[0].rstrip(".") + "."
+    inc = [os.path.basename(f) for f in m.files[1:]]
+    return head + (f" (includes {', '.join(inc)})" if inc else "")

@@ -391,23 +391,9 @@ def reference_analysis(elab: Elab, limit: int = 2_000_000):
     return out, an
 
 
-def _cat_engine(elab: Elab):
-    """The engine driven by a model file (docs/semantics.md §18), or None."""
-    path = getattr(elab.model, "cat", None)
-    if path is None:
-        return None
-    from ..cat import load_cached, refuse_unsupported
-    from .cat_engine import CatEngine
-    refuse_unsupported(elab, path)
-    return CatEngine(elab, load_cached(path))
-
-
 def reference_analysis_ub(elab: Elab, limit: int = 2_000_000):
     """(final states of the defined executions, barrier analysis or None, first branch on
     undef or None) — a path combination of section 15 with barrier operations (15.9)."""
-    cat = _cat_engine(elab)
-    if cat is not None:
-        return cat.run(limit), None, cat.ub
     if getattr(elab.model.options, "no_thin_air", False):
         raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
                                    "reference engine")
@@ -450,9 +436,6 @@ def _reference_outcomes(elab: Elab, limit: int = 2_000_000) -> set[tuple]:
 
 def reference_outcomes_ub(elab: Elab, limit: int = 2_000_000):
     """(final states, first branch on undef found or None) — section 15."""
-    cat = _cat_engine(elab)
-    if cat is not None:
-        return cat.run(limit), cat.ub
     if getattr(elab.model.options, "no_thin_air", False):
         raise ReferenceUnsupported("the no_thin_air option is not implemented by the "
                                    "reference engine")
