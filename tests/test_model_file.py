@@ -279,3 +279,21 @@ def test_option_files_equal_the_built_in_versions(version, rel):
     t = parse_file(os.path.join(ROOT, "litmus", rel))
     path = os.path.join(ROOT, "models", VERSIONS[version])
     _same(run_test(t, get_model(version)), run_test(t, get_model(path)), rel)
+
+
+def test_models_lists_the_model_files():
+    r = CliRunner().invoke(main, ["models"])
+    assert r.exit_code == 0
+    for f in ("seed.cat", "upstream-2026.cat", "opencl.cat"):
+        assert f"\n{f}: " in r.output
+    assert "opencl.cat: the seed with OpenCL scope matching" in r.output
+
+
+def test_a_flag_axiom_is_refused_by_both_engines_with_its_line(tmp_path):
+    p = tmp_path / "flagged.cat"
+    p.write_text('include "seed.cat"\nflag ~empty (rf & ext) as racy\n')
+    t = os.path.join(ROOT, "litmus", "classic", "MP+rel-acq.agent.diff-wg.yaml")
+    for engine in ("smt", "reference"):
+        r = CliRunner().invoke(main, ["verify", "--engine", engine, "--model", str(p), t])
+        assert r.exit_code == 2, r.output
+        assert f"{p}:2: flag axioms" in r.output, r.output

@@ -66,6 +66,14 @@ def refuse_unsupported(elab, model_file: str) -> None:
                     "model", t.file, getattr(getattr(e, "instr", None), "line", None))
 
 
+def refuse_flags(m: CatModel) -> None:
+    """`flag ~empty` axioms are parsed and type-checked, not run by the engines yet."""
+    for ax in m.axioms:
+        if ax.flag:
+            raise LitmusError(f"flag axioms (undefined behaviour) are type-checked but not run "
+                              f"by the engines yet: '{ax.name}'", ax.file, ax.line)
+
+
 def check_file(path: str) -> CatModel:
     """`amdmm-smt model check`: the model or a LitmusError."""
     if not os.path.exists(path):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import z3
 
-from ..cat import load_cached, refuse_unsupported
+from ..cat import load_cached, refuse_flags, refuse_unsupported
 from ..cat.base import Base, Dynamic, Terms
 from ..cat.eval import Evaluator
 from ..limits import tick
@@ -390,11 +390,7 @@ def encode(x: Execution, path: str) -> None:
     el = x.elab
     cat = load_cached(path)
     refuse_unsupported(el, path)
-    if any(ax.flag for ax in cat.axioms):
-        from ..errors import LitmusError
-        ax = next(a for a in cat.axioms if a.flag)
-        raise LitmusError(f"flag axioms (undefined behaviour) are type-checked but not run by "
-                          f"the engines yet: '{ax.name}'", ax.file, ax.line)
+    refuse_flags(cat)
     alg = Z3Algebra(x)
     ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
     v = cat.value

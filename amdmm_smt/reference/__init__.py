@@ -73,10 +73,12 @@ def _cat_engine(elab):
     path = getattr(elab.model, "cat", None)
     if path is None:
         return None
-    from ..cat import load_cached, refuse_unsupported
+    from ..cat import load_cached, refuse_flags, refuse_unsupported
     from .cat_engine import CatEngine
     refuse_unsupported(elab, path)
-    return CatEngine(elab, load_cached(path))
+    m = load_cached(path)
+    refuse_flags(m)
+    return CatEngine(elab, m)
 
 
 def reference_analysis_ub(elab, limit: int = 2_000_000):
