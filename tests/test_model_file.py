@@ -307,5 +307,6 @@ def test_diff_between_two_model_files_and_explain_refuses_one():
                                   os.path.join(ROOT, "models", "upstream-2026.cat"), t])
     assert "only upstream-2026.cat allows: T1:%r0 == 1 && T1:%r1 == 1" in r.output, r.output
     assert "only seed.cat allows: T1:%r0 == 1 && T1:%r1 == undef" in r.output
-    r = CliRunner().invoke(main, ["explain", "--model", SEED, t])
-    assert r.exit_code == 2 and "explain does not run a model file yet" in r.output
+    r = CliRunner().invoke(main, ["explain", "--model", SEED, "--outcome",
+                                  "T1:%r0 == 1 && T1:%r1 == 1", t])
+    assert r.exit_code == 2 and "explain does not run a model file yet" in r.output, r.output
