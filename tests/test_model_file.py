@@ -310,3 +310,24 @@ def test_diff_between_two_model_files_and_explain_refuses_one():
     r = CliRunner().invoke(main, ["explain", "--model", SEED, "--outcome",
                                   "T1:%r0 == 1 && T1:%r1 == 1", t])
     assert r.exit_code == 2 and "explain does not run a model file yet" in r.output, r.output
+
+
+def test_edit_delete_the_corr_axiom(tmp_path):
+    """A copy of the seed without CoRR ("If one atomic read happens before another atomic
+    read of the same address, the later read must not see an earlier value in the
+    modification order"). In CoRR+mono the store is monotonic, so nothing synchronizes and
+    nothing makes it visible to T1: it is not location-ordered before the second read, which
+    therefore may see the initial write (not shadowed) and the store, both atomic and
+    inclusive (agent, one agent): the value of either. Only CoRR forbade r0 = 1, r1 = 0 (CoWR
+    and CoRW need a write that happens-before or after a read; only the initial write
+    happens-before the reads, and it is first in co)."""
+    text = open(SEED).read()
+    line = next(ln for ln in text.splitlines() if ln.endswith("as corr"))
+    p = tmp_path / "no-corr.cat"
+    p.write_text(text.replace(line + "\n", ""))
+    t = parse_file(os.path.join(ROOT, "litmus", "classic", "CoRR+mono.agent.diff-wg.yaml"))
+    m = get_model(str(p))
+    a, b = run_test(t, m), run_reference(t, m)
+    assert a.states == b.states == [
+        (("T1:%r0", 0), ("T1:%r1", 0)), (("T1:%r0", 0), ("T1:%r1", 1)),
+        (("T1:%r0", 1), ("T1:%r1", 0)), (("T1:%r0", 1), ("T1:%r1", 1))]
