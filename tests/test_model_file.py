@@ -141,6 +141,11 @@ BAD = [
     ("let a = po\nvalue a definite po\n", 2, "definite part must be a set"),
     ("let po = id\n", 1, "base name"),
     ("let a = po $ po\n", 1, "unexpected character"),
+    ("let a = " + "(" * 70 + "po" + ")" * 70 + "\nvalue a definite R\n", 1, "nested too deeply"),
+    ("let a = " + "~" * 300 + "po\nvalue a definite R\n", 1, "nested too deeply"),
+    ("let a = " + " | ".join(["po"] * 400) + "\nvalue a definite R\n", 1, "nested more than"),
+    ("let a0 = po\n" + "".join(f"let a{i} = (a{i - 1} | po) ; id\n" for i in range(1, 90))
+     + "value a89 definite R\n", 68, "build on each other more than 200 deep"),
 ]
 
 

@@ -13,6 +13,7 @@ from .syntax import (LEVEL_NAMES, Axiom, Bin, Binding, Cross, Include, Let, Leve
                      Un, Value, parse)
 
 MAX_BYTES = 1 << 20
+MAX_CHAIN = 200
 
 
 @dataclass
@@ -104,8 +105,11 @@ def load(path: str) -> CatModel:
                 m.axioms.append(st)
             elif isinstance(st, Value):
                 m.value = st
-    visit(path, [], path, None)
-    _check(m)
+    try:
+        visit(path, [], path, None)
+        _check(m)
+    except RecursionError:
+        raise LitmusError("the model nests too deeply", path, 1) from None
     return m
 
 
@@ -299,6 +303,25 @@ def _check(m: CatModel) -> None:
     for n in list(m.defs):
         if n not in state:
             visit(n, [n])
+    # the evaluators follow definitions recursively: bound the length of a chain of them
+    depth: dict = {}
+    for n0 in m.defs:
+        stack = [(n0, False)]
+        while stack:
+            n, done = stack.pop()
+            if n in depth:
+                continue
+            ds = [d for d in c.deps.get(n, ()) if m.defs[d].group != m.defs[n].group]
+            if done:
+                depth[n] = _ast_depth(m.defs[n].b.expr) + max(
+                    (depth.get(d, 0) for d in ds), default=0)
+                if depth[n] > MAX_CHAIN:
+                    b = m.defs[n].b
+                    raise LitmusError(f"definitions and their operators build on each other "
+                                      f"more than {MAX_CHAIN} deep ('{n}')", b.file, b.line)
+                continue
+            stack.append((n, True))
+            stack.extend((d, False) for d in ds if d not in depth)
     roots: set = set()
     for ax in m.axioms:
         s, _ = c.expr(ax.expr, set())
@@ -344,6 +367,16 @@ def _check(m: CatModel) -> None:
     if m.value is None:
         raise LitmusError("the model has no value statement (value MAYSEE definite DEFINITE): "
                           "without it no read has a value", m.file, 1)
+
+
+def _ast_depth(e) -> int:
+    from .syntax import _children
+    best, stack = 0, [(e, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in _children(n))
+    return best
 
 
 def _names(e) -> list:

@@ -264,8 +264,8 @@ class _Parser:
     # expressions
     def expr(self):
         self.depth += 1
-        if self.depth > 200:
-            self.err("expression nested too deeply")
+        if self.depth > 60:
+            self.err("expression nested too deeply (more than 60 parentheses)")
         try:
             return self.binary(0)
         finally:
@@ -287,7 +287,13 @@ class _Parser:
         t = self.peek()
         if t.kind == "punct" and t.text == "~":
             self.next()
-            return Un(self.file, t.line, "~", self.prefix())
+            self.depth += 1
+            if self.depth > 200:
+                self.err("expression nested too deeply")
+            try:
+                return Un(self.file, t.line, "~", self.prefix())
+            finally:
+                self.depth -= 1
         return self.postfix(self.atom())
 
     def postfix(self, e):
@@ -360,6 +366,38 @@ class _Parser:
         return Name(self.file, n.line, n.text, idx)
 
 
+MAX_DEPTH = 300
+
+
+def _children(e) -> tuple:
+    if isinstance(e, (Bin, Cross)):
+        return (e.left, e.right)
+    if isinstance(e, Un):
+        return (e.arg,)
+    if isinstance(e, LevelUnion):
+        return (e.body,)
+    return ()
+
+
+def _check_depth(e) -> None:
+    """Every later pass recurses over expressions: a depth past MAX_DEPTH is an error here,
+    at the expression's line, not a Python recursion error later (computed without
+    recursion)."""
+    stack = [(e, 1)]
+    while stack:
+        n, d = stack.pop()
+        if d > MAX_DEPTH:
+            raise LitmusError(f"expression nested more than {MAX_DEPTH} deep (operators "
+                              "and parentheses)", n.file, n.line)
+        stack.extend((c, d + 1) for c in _children(n))
+
+
 def parse(text: str, file: str) -> Program:
     toks, comments = lex(text, file)
-    return _Parser(toks, comments, file).program()
+    prog = _Parser(toks, comments, file).program()
+    for st in prog.stmts:
+        for e in ([b.expr for b in st.bindings] if isinstance(st, Let) else
+                  [st.expr] if isinstance(st, Axiom) else
+                  [st.maysee, st.definite] if isinstance(st, Value) else []):
+            _check_depth(e)
+    return prog
