@@ -336,3 +336,11 @@ def test_edit_delete_the_corr_axiom(tmp_path):
     assert a.states == b.states == [
         (("T1:%r0", 0), ("T1:%r1", 0)), (("T1:%r0", 0), ("T1:%r1", 1)),
         (("T1:%r0", 1), ("T1:%r1", 0)), (("T1:%r0", 1), ("T1:%r1", 1))]
+
+
+def test_the_language_document_lists_every_base_name():
+    from amdmm_smt.cat.base import BASE
+    doc = open(os.path.join(ROOT, "docs", "model-language.md"), encoding="utf-8").read()
+    table = doc[doc.index("## Base names"):doc.index("## Typing rules")]
+    for name, (_, indexed, _) in BASE.items():
+        assert f"`{name}[L]`" in table if indexed else f"`{name}`" in table, name
