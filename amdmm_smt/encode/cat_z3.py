@@ -286,26 +286,33 @@ class Z3Algebra:
 
     @staticmethod
     def _atoms_in(t, by_id: dict) -> set:
+        """The atoms a term mentions (through Z3's C API: the Python wrappers' per-node cost
+        dominated the encoding)."""
         if isinstance(t, bool):
             return set()
-        seen, out, stack = set(), set(), [t]
+        core = z3.z3core
+        ctx = t.ctx.ref()
+        app = core.Z3_APP_AST
+        seen, out, stack = set(), set(), [t.as_ast()]
         while stack:
-            u = stack.pop()
-            i = u.get_id()
+            a = stack.pop()
+            i = core.Z3_get_ast_id(ctx, a)
             if i in seen:
                 continue
             seen.add(i)
             if i in by_id:
                 out.add(by_id[i])
-            elif u.num_args():
-                stack.extend(u.children())
+            elif core.Z3_get_ast_kind(ctx, a) == app:
+                n = core.Z3_get_app_num_args(ctx, a)
+                for k in range(n):
+                    stack.append(core.Z3_get_app_arg(ctx, a, k))
         return out
 
     def _subst_define(self, e, t, dep: set, values: dict, atoms: dict) -> B:
         if isinstance(t, bool):
             return t
-        pairs = [(atoms[d], _z(values.get(d, False))) for d in dep]
-        u = _fold(z3.simplify(z3.substitute(t, *pairs))) if pairs else t
+        u = _fold(z3.simplify(_substitute(t, [(atoms[d], _z(values.get(d, False)))
+                                              for d in dep]))) if dep else t
         if isinstance(u, bool):
             return u
         return self.ctx.define(f"{e[0][0]}_{e[1]}", u)
@@ -331,6 +338,15 @@ class Z3Algebra:
                 if v not in rank:
                     rank[v] = c.fresh_int(f"rank_{v}")
             c.add(IMPLIES(t, rank[i] < rank[j]))
+
+
+def _substitute(t, pairs: list):
+    """z3.substitute without the wrapper's per-pair checks (the pairs are Booleans of one
+    context, built here)."""
+    n = len(pairs)
+    src = (z3.Ast * n)(*[a.as_ast() for a, _ in pairs])
+    dst = (z3.Ast * n)(*[b.as_ast() for _, b in pairs])
+    return z3.BoolRef(z3.z3core.Z3_substitute(t.ctx.ref(), t.as_ast(), n, src, dst), t.ctx)
 
 
 def _sccs(nodes: list, deps: dict) -> list:
