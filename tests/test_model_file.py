@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from amdmm_smt.cat import load
 from amdmm_smt.cli import main
-from amdmm_smt.elaborate.events import elaborate
 from amdmm_smt.errors import LitmusError
 from amdmm_smt.frontend.litmus import parse_file, parse_text
 from amdmm_smt.model import get_model

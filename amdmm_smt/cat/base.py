@@ -15,7 +15,6 @@ from ..elaborate.events import (Elab, load_visible, may_acquire, may_release, st
 from ..ir import SYSTEM, is_acquire, is_release
 
 LEVELS = tuple(range(SYSTEM + 1))
-SPACE_DEP = "space"
 
 # name -> (sort, indexed by a level, depends on the address space at hand)
 BASE: dict[str, tuple[str, bool, bool]] = {
@@ -39,15 +38,7 @@ BASE: dict[str, tuple[str, bool, bool]] = {
 }
 DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co"}
 
-# The seed sentence each base name rests on (docs/model-language.md repeats them).
-SOURCES = {
-    "E": "every event: one per instruction, plus one initial write per initialized location",
-    "I": 'S000: "Each initialized global is assumed to have an initial system scoped atomic '
-         'write"',
-    "Hap": "the writes that happen in this execution (a cmpxchg writes only when it succeeds)",
-    "rf": "the write a read takes its value from (chosen; none for a read returning undef)",
-    "co": "a per-location total order of the writes that happen, the initial write first",
-}
+# The sentence each base name rests on: docs/model-language.md "Base names".
 
 
 class Terms:

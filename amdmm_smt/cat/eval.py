@@ -32,10 +32,6 @@ def _refs(e) -> list:
     return []
 
 
-class Algebra:
-    """The operations the evaluator needs (see MaskAlgebra for their meaning)."""
-
-
 def spdep(m: CatModel, e) -> bool:
     if isinstance(e, Name):
         if e.name in BASE:
