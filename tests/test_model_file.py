@@ -87,7 +87,7 @@ def _three(text: str):
     hand = run_test(t, get_model(None), timeout=120)
     cat = run_test(t, get_model(SEED), timeout=120)
     assume(hand.complete and cat.complete and not hand.thin_air)
-    ref = run_reference(t, get_model(SEED), limit=50_000)
+    ref = run_reference(t, get_model(SEED), limit=3_000)
     assert hand.states == cat.states, text
     if ref.complete:
         assert ref.states == hand.states, text
