@@ -153,6 +153,9 @@ class Model:
     sources: tuple = ()
     options: Options = field(default_factory=Options)
     file: Optional[str] = None
+    # a model file in the model language (docs/model-language.md): its path; the engines
+    # read the rules from it (docs/semantics.md §18). None: the hand-written rules.
+    cat: Optional[str] = None
 
     def changed_options(self) -> tuple:
         """The options that differ from the defaults of `Options`, as ((name, value), ...)."""
@@ -319,6 +322,12 @@ def get_model(name_or_file: Optional[str]) -> Model:
     name = name_or_file or DEFAULT_MODEL
     if name in _SENT:
         return _SENT[name]
+    if name.lower().endswith(".cat"):          # a model in the model language (issue 27)
+        if not os.path.isfile(name):
+            raise LitmusError(f"model file '{show(name)}' does not exist", name)
+        base = os.path.splitext(os.path.basename(name))[0]
+        return Model(base + ".cat", f"the model file {name}", (), Options(), os.path.abspath(name),
+                     os.path.abspath(name))
     if os.path.sep in name or name.lower().endswith((".yaml", ".yml")):   # any case
         if not os.path.exists(name):
             raise LitmusError(f"model file '{show(name)}' does not exist", name)

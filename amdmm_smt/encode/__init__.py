@@ -27,6 +27,9 @@ from .execution import Execution
 
 def encode(elab: Elab, explaining: bool = False) -> Execution:
     """`explaining`: also name what rules statically exclude (encode/logic.py Ctx)."""
+    if getattr(elab.model, "cat", None) is not None:      # a model file: docs §18
+        from .cat_z3 import encode_model_file
+        return encode_model_file(elab, explaining)
     x = Execution(elab, explaining)   # declarations: STRUCTURE
     fam = x.ctx.family
     if elab.barrier is not None:   # docs/semantics.md §10: the run chosen among the defined ones

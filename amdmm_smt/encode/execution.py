@@ -24,7 +24,7 @@ RMW_KINDS = ("rmw", "cmpxchg")
 
 
 class Execution:
-    def __init__(self, elab: Elab, explaining: bool = False):
+    def __init__(self, elab: Elab, explaining: bool = False, all_rf: bool = False):
         self.elab = elab
         self.ev = elab.events
         self.ctx = Ctx(explaining)
@@ -60,6 +60,9 @@ class Execution:
         # hold. When explaining, every same-location pair keeps its variable, so that the
         # read-value rule stays what a core names for a pair it excludes.
         self.may = may.MaySets(elab)
+        # a model file (encode/cat_z3.py): every same-location pair keeps its reads-from
+        # variable, the static sets above are the hand-written rules' consequences
+        self.all_rf = all_rf
         self._declare()
 
     # ---- declarations ----
@@ -81,7 +84,7 @@ class Execution:
                 c.add(z3.Distinct(ranks))
             for r in self.elab.reads_of(loc):
                 for w in ws:
-                    if w.id != r.id and (c.explaining or not may.ENABLED
+                    if w.id != r.id and (c.explaining or not may.ENABLED or self.all_rf
                                          or self.may.may_rf(w, r)):
                         self.rf_var[(w.id, r.id)] = c.fresh_bool(f"rf_{w.label}_{r.label}")
 

@@ -149,6 +149,10 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     and the families must forbid the condition in every combination."""
     from .. import limits
     from ..elaborate.barrier import WaveDivergent
+    if getattr(model, "cat", None) is not None:     # docs/semantics.md §18: not yet
+        from ..errors import LitmusError
+        raise LitmusError(f"explain does not run a model file yet ({model.name}); explain "
+                          "with a built-in model version", test.file)
     t0 = time.perf_counter()
     deadline = t0 + timeout
     ex = Explanation(test, model.name, cond.text, None)

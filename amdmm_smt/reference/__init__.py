@@ -56,8 +56,8 @@ from ..model import Model
 from ..outcomes import (Result, eval_cond, judge, judge_ub, projection, state_sort_key,
                         wanted_states)
 from .common import ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported
-from .engine import (reference_analysis, reference_analysis_ub, reference_outcomes,
-                     reference_outcomes_ub)
+from .engine import reference_analysis_ub as _hand_analysis_ub
+from .engine import reference_outcomes_ub as _hand_outcomes_ub
 from ..elaborate.barrier import WaveDivergent
 from ..elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
 from ..outcomes import WAVE_UNIFORM, bar_ub_record, cf_verdicts
@@ -65,6 +65,48 @@ from dataclasses import replace
 
 __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
            "reference_analysis", "reference_outcomes", "run_reference"]
+
+
+def _cat_engine(elab):
+    """The engine driven by a model file (`--model FILE.cat`, docs/semantics.md §18), or None
+    for the hand-written definitions (engine.py)."""
+    path = getattr(elab.model, "cat", None)
+    if path is None:
+        return None
+    from ..cat import load_cached, refuse_flags, refuse_unsupported
+    from .cat_engine import CatEngine
+    refuse_unsupported(elab, path)
+    m = load_cached(path)
+    refuse_flags(m)
+    return CatEngine(elab, m)
+
+
+def reference_analysis_ub(elab, limit: int = 2_000_000):
+    """(final states of the defined executions, barrier analysis or None, first branch on
+    undef or None): engine.reference_analysis_ub, or the model file's engine."""
+    cat = _cat_engine(elab)
+    if cat is not None:
+        return cat.run(limit), None, cat.ub
+    return _hand_analysis_ub(elab, limit)
+
+
+def reference_outcomes_ub(elab, limit: int = 2_000_000):
+    """(final states, first branch on undef found or None) — section 15."""
+    cat = _cat_engine(elab)
+    if cat is not None:
+        return cat.run(limit), cat.ub
+    return _hand_outcomes_ub(elab, limit)
+
+
+def reference_analysis(elab, limit: int = 2_000_000):
+    """(final states of the defined executions, barrier analysis or None)."""
+    out, an, _ = reference_analysis_ub(elab, limit)
+    return out, an
+
+
+def reference_outcomes(elab, limit: int = 2_000_000) -> set:
+    """The final states of the defined candidate executions (docs/semantics.md 10.6)."""
+    return reference_analysis(elab, limit)[0]
 
 
 def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:

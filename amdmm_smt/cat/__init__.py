@@ -1,0 +1,98 @@
+"""The model language: a model version as a file its author edits (issue 27).
+
+  syntax.py  lexer, parser, abstract syntax
+  check.py   includes, name resolution, the type checker (`amdmm-smt model check`)
+  base.py    the base sets and relations elaboration provides
+  eval.py    the evaluator, and the concrete algebra of the reference engine
+The Z3 algebra is encode/cat_z3.py; the reference engine's driver reference/cat_engine.py.
+Language: docs/model-language.md; what is file-driven: docs/semantics.md §18.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import LitmusError
+from .check import CatModel, load
+
+__all__ = ["CatModel", "load", "load_cached", "is_cat", "refuse_unsupported"]
+
+_CACHE: dict = {}
+
+
+def is_cat(name) -> bool:
+    return isinstance(name, str) and name.lower().endswith(".cat")
+
+
+def load_cached(path: str) -> CatModel:
+    """A model file, parsed and checked once per content version of every file it reads."""
+    key = os.path.abspath(path)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        m, stamps = hit
+        try:
+            if all(os.path.getmtime(f) == t for f, t in stamps):
+                return m
+        except OSError:
+            pass
+    m = load(path)
+    stamps = []
+    for f in m.files:
+        try:
+            stamps.append((f, os.path.getmtime(f)))
+        except OSError:
+            pass
+    _CACHE[key] = (m, stamps)
+    return m
+
+
+def refuse_unsupported(elab, model_file: str) -> None:
+    """A test that uses a family of rules the model file does not define is refused, never
+    answered by hand-written code (docs/semantics.md §18): execution barriers, asynchronous
+    operations, and the no_thin_air option."""
+    from ..errors import LitmusError as E
+    t = elab.test
+    if getattr(elab, "barrier", None) is not None:
+        line = next((i.line for th in t.threads for i in th.code if i.kind == "barrier"),
+                    None)
+        raise E(f"the model file {os.path.basename(model_file)} does not define the family "
+                "'barrier' (execution barriers); run this test with a built-in model", t.file,
+                line)
+    for e in elab.events:
+        if e.async_of is not None or e.kind in ("dma", "dma_read", "dma_write", "asyncmark",
+                                                "wait_asyncmark"):
+            raise E(f"the model file {os.path.basename(model_file)} does not define the "
+                    "family 'async' (asynchronous operations); run this test with a built-in "
+                    "model", t.file, getattr(getattr(e, "instr", None), "line", None))
+
+
+def refuse_flags(m: CatModel) -> None:
+    """`flag ~empty` axioms are parsed and type-checked, not run by the engines yet."""
+    for ax in m.axioms:
+        if ax.flag:
+            raise LitmusError(f"flag axioms (undefined behaviour) are type-checked but not run "
+                              f"by the engines yet: '{ax.name}'", ax.file, ax.line)
+
+
+def check_file(path: str) -> CatModel:
+    """`amdmm-smt model check`: the model or a LitmusError."""
+    if not os.path.exists(path):
+        raise LitmusError(f"model file '{path}' does not exist", path)
+    return load(path)
+
+
+def describe(path: str) -> str:
+    """The first sentence of a model file's opening comment, and what it includes."""
+    try:
+        m = load_cached(path)
+    except LitmusError as e:
+        return f"(does not load: {e})"
+    text = open(path, encoding="utf-8").read()
+    head = ""
+    if text.lstrip().startswith("(*"):
+        body = text.lstrip()[2:text.lstrip().find("*)")]
+        head = " ".join(body.split())
+        head = head.split(": ", 1)[-1] if head.startswith(os.path.basename(path)) else head
+        head = head.split(". ")[0].rstrip(".") + "."
+    inc = [os.path.basename(f) for f in m.files[1:]]
+    return head + (f" (includes {', '.join(inc)})" if inc else "")

@@ -1,0 +1,222 @@
+"""The base sets and relations a model file starts from (docs/model-language.md "Base names").
+
+Static ones are computed here from the elaborated test (`elaborate/events.py`); the dynamic
+ones (what a candidate execution chooses: `rf`, `co`, which writes happen and the roles that
+depend on it) are terms the engine hands over (`Dynamic`). Values are plain dicts: a set maps
+an event id to a term, a relation maps an (id, id) pair to a term; a missing key is false.
+Terms are whatever the engine's term operations (`Terms`) build: Python bools for the
+reference engine, Z3 Booleans folded with constants for the SMT engine.
+"""
+
+from __future__ import annotations
+
+from ..elaborate.events import (Elab, load_visible, may_acquire, may_release, store_available,
+                                strong_atomic)
+from ..ir import SYSTEM, is_acquire, is_release
+
+LEVELS = tuple(range(SYSTEM + 1))
+
+# name -> (sort, indexed by a level, depends on the address space at hand)
+BASE: dict[str, tuple[str, bool, bool]] = {
+    "E": ("set", False, False), "I": ("set", False, False), "T": ("set", False, False),
+    "W": ("set", False, False), "R": ("set", False, False), "F": ("set", False, False),
+    "M": ("set", False, False), "Atomic": ("set", False, False),
+    "Strong": ("set", False, False), "RMW": ("set", False, False),
+    "AvNone": ("set", False, False), "RelOrd": ("set", False, False),
+    "AcqOrd": ("set", False, False), "Volatile": ("set", False, False),
+    "Lds": ("set", False, False), "AvIntr": ("set", False, False),
+    "LV": ("set", False, False), "SA": ("set", False, False),
+    "Hap": ("set", False, False), "Rel": ("set", False, False), "Acq": ("set", False, False),
+    "SC": ("set", False, False),
+    "AvsGe": ("set", True, False), "ScGe": ("set", True, True), "AvScGe": ("set", True, True),
+    "Sync": ("set", False, True), "Here": ("set", False, True),
+    "id": ("rel", False, False), "po": ("rel", False, False), "poc": ("rel", False, False),
+    "loc": ("rel", False, False), "ext": ("rel", False, False), "int": ("rel", False, False),
+    "contains": ("rel", True, False), "incl": ("rel", False, True),
+    "samescope": ("rel", False, True),
+    "rf": ("rel", False, False), "co": ("rel", False, False),
+}
+DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co"}
+
+# The sentence each base name rests on: docs/model-language.md "Base names".
+
+
+class Terms:
+    """Term operations of one engine."""
+    def and_(self, *xs): raise NotImplementedError
+    def or_(self, *xs): raise NotImplementedError
+    def not_(self, x): raise NotImplementedError
+
+
+class Dynamic:
+    """What one candidate execution (or the solver) decides."""
+    def hap(self, e): raise NotImplementedError            # e writes in this execution
+    def rf(self, w, r): raise NotImplementedError
+    def co(self, a, b): raise NotImplementedError           # both happen, a first
+
+
+def _atomic(e) -> bool:
+    return e.is_init or bool(e.atomic)
+
+
+class Base:
+    """The base names of one elaborated test, for one engine."""
+
+    def __init__(self, elab: Elab, terms: Terms, dyn: Dynamic):
+        self.el, self.T, self.dyn = elab, terms, dyn
+        self.ev = elab.events
+        self._static: dict = {}
+
+    def value(self, name: str, level, sp):
+        """dict of terms; level an int (indexed names), sp the address space at hand."""
+        sort, indexed, spdep = BASE[name]
+        key = (name, level, sp if spdep else None)
+        if name in DYNAMIC:
+            return self._dynamic(name)
+        if key not in self._static:
+            self._static[key] = self._compute(name, level, sp)
+        return self._static[key]
+
+    # ---- static ----
+    def _set(self, pred) -> dict:
+        return {e.id: True for e in self.ev if pred(e)}
+
+    def _rel(self, pred, domain=None) -> dict:
+        evs = domain if domain is not None else self.ev
+        return {(a.id, b.id): True for a in evs for b in evs if pred(a, b)}
+
+    def _compute(self, name: str, lv, sp) -> dict:
+        el = self.el
+        local = {loc for loc in el.locs if el.test.memory[loc].space == "local"}
+        S = self._set
+        if name == "E":
+            return S(lambda e: True)
+        if name == "I":
+            return S(lambda e: e.is_init)
+        if name == "T":
+            return S(lambda e: not e.is_init)
+        if name == "W":
+            return S(lambda e: bool(e.writes))
+        if name == "R":
+            return S(lambda e: bool(e.reads))
+        if name == "F":
+            return S(lambda e: e.is_fence)
+        if name == "M":
+            return S(lambda e: e.loc is not None)
+        if name == "Atomic":
+            return S(_atomic)
+        if name == "Strong":
+            return S(strong_atomic)
+        if name == "RMW":
+            return S(lambda e: e.kind in ("rmw", "cmpxchg"))
+        if name == "AvNone":
+            return S(lambda e: bool(e.av_none))
+        if name == "RelOrd":
+            return S(lambda e: not e.is_init and may_release(e))
+        if name == "AcqOrd":
+            return S(lambda e: not e.is_init and may_acquire(e))
+        if name == "Volatile":
+            return S(lambda e: bool(getattr(e, "volatile", False)))
+        if name == "Lds":
+            return S(lambda e: e.loc in local)
+        if name == "AvIntr":
+            return S(lambda e: e.kind in ("av_load", "av_store"))
+        if name == "LV":
+            return S(lambda e: not e.is_init and load_visible(e))
+        if name == "SA":
+            return S(store_available)
+        if name == "AvsGe":
+            def avs(e):
+                if e.is_init:
+                    return SYSTEM
+                if store_available(e) or load_visible(e):
+                    return el.av_scope_in(e, el.space_of(e.loc))
+                return None
+            return S(lambda e: avs(e) is not None and avs(e) >= lv)
+        if name == "ScGe":
+            return S(lambda e: (SYSTEM if e.is_init else el.scope_in(e, sp)) >= lv)
+        if name == "AvScGe":
+            return S(lambda e: (SYSTEM if e.is_init else el.av_scope_in(e, sp)) >= lv)
+        if name == "Sync":
+            return S(lambda e: e.is_init or sp in el.sync_spaces(e))
+        if name == "Here":
+            return S(lambda e: e.loc is not None and el.space_of(e.loc) == sp)
+        R = self._rel
+        if name == "id":
+            return {(e.id, e.id): True for e in self.ev}
+        if name == "po":
+            return R(lambda a, b: el.po(a, b))
+        if name == "poc":
+            return R(lambda a, b: el.po(a, b) and el.po_in_hb(a, b))
+        if name == "loc":
+            return R(lambda a, b: a.loc is not None and a.loc == b.loc)
+        if name == "ext":
+            return R(lambda a, b: a.is_init or b.is_init or a.thread != b.thread)
+        if name == "int":
+            return R(lambda a, b: not a.is_init and not b.is_init and a.thread == b.thread)
+        if name == "contains":
+            return R(lambda a, b: el.contains(a, lv, b))
+        if name == "incl":
+            return R(lambda a, b: a.id != b.id and el.inclusive(a, b, sp))
+        if name == "samescope":
+            return R(lambda a, b: a.id != b.id and (a.is_init or b.is_init or
+                                                     el.scope_in(a, sp) == el.scope_in(b, sp)))
+        raise KeyError(name)
+
+    # ---- dynamic ----
+    def _dynamic(self, name: str) -> dict:
+        T, d, ev = self.T, self.dyn, self.ev
+        if name == "Hap":
+            out = {}
+            for e in ev:
+                if e.writes:
+                    t = d.hap(e)
+                    if t is not False:
+                        out[e.id] = t
+            return out
+        if name in ("Rel", "Acq", "SC"):
+            test = {"Rel": is_release, "Acq": is_acquire,
+                    "SC": lambda o: o == "seq_cst"}[name]
+            out = {}
+            for e in ev:
+                if e.is_init:
+                    continue
+                if e.kind == "cmpxchg":
+                    s = d.hap(e)
+                    if name == "Rel":
+                        t = T.and_(s, test(e.order))
+                    else:
+                        t = T.or_(T.and_(s, test(e.order)),
+                                  T.and_(T.not_(s), test(e.fail_order)))
+                elif name == "Rel":
+                    t = may_release(e)
+                elif name == "Acq":
+                    t = may_acquire(e)
+                else:
+                    t = e.order == "seq_cst"
+                if t is not False:
+                    out[e.id] = t
+            return out
+        if name == "rf":
+            out = {}
+            for r in ev:
+                if not r.reads:
+                    continue
+                for w in self.el.writes_to(r.loc):
+                    if w.id != r.id:
+                        t = d.rf(w, r)
+                        if t is not False:
+                            out[(w.id, r.id)] = t
+            return out
+        if name == "co":
+            out = {}
+            for loc in self.el.locs:
+                ws = self.el.writes_to(loc)
+                for a in ws:
+                    for b in ws:
+                        if a.id != b.id:
+                            t = d.co(a, b)
+                            if t is not False:
+                                out[(a.id, b.id)] = t
+            return out
+        raise KeyError(name)

@@ -1,0 +1,527 @@
+"""One evaluator for model files, two algebras.
+
+The evaluator walks the definitions of a checked model (cat/check.py) and asks an `Algebra`
+for every operation; the algebra decides what a set or a relation is:
+  * `MaskAlgebra` (here): one concrete candidate execution, a set is a bit mask over event
+    ids, a relation a tuple of row masks; least fixpoints are iterated to stability. The
+    reference engine uses it (reference/cat_engine.py).
+  * the Z3 algebra (encode/cat_z3.py): a set maps event ids to folded Z3 Booleans, a relation
+    maps pairs; a pair that is statically false is absent, one statically true is `True`, so
+    what may matter is all that is encoded (docs/semantics.md §14 generalised).
+Level-indexed definitions (`let f[L] = ...`) are evaluated per scope level; definitions that
+depend on the address space at hand are evaluated per address space the test uses.
+"""
+
+from __future__ import annotations
+
+from ..limits import tick
+from .base import BASE, DYNAMIC, LEVELS, Base
+from .check import CatModel
+from .syntax import LEVEL_NAMES, Bin, Cross, LevelUnion, Name, Un
+
+
+def _refs(e) -> list:
+    if isinstance(e, Name):
+        return [e]
+    if isinstance(e, (Bin, Cross)):
+        return _refs(e.left) + _refs(e.right)
+    if isinstance(e, Un):
+        return _refs(e.arg)
+    if isinstance(e, LevelUnion):
+        return _refs(e.body)
+    return []
+
+
+def spdep(m: CatModel, e) -> bool:
+    if isinstance(e, Name):
+        if e.name in BASE:
+            return BASE[e.name][2]
+        return m.defs[e.name].space
+    if isinstance(e, Bin):
+        return spdep(m, e.left) or spdep(m, e.right)
+    if isinstance(e, Un):
+        return e.op != "spaces" and spdep(m, e.arg)
+    if isinstance(e, Cross):
+        return spdep(m, e.left) or spdep(m, e.right)
+    if isinstance(e, LevelUnion):
+        return spdep(m, e.body)
+    return False
+
+
+def _analyse(m: CatModel) -> dict:
+    """Per expression node: (depends on a dynamic base name, names a recursive definition
+    directly). Cached on the model."""
+    info = getattr(m, "_node_info", None)
+    if info is not None:
+        return info
+    dyn_def: dict = {}
+
+    def def_dyn(name, busy=()):
+        if name in BASE:
+            return name in DYNAMIC
+        if name in dyn_def:
+            return dyn_def[name]
+        if name in busy:
+            return False
+        d = m.defs[name]
+        v = any(def_dyn(r.name, busy + (name,)) for r in _refs(d.b.expr))
+        if d.rec:      # a group is dynamic when any member is
+            v = v or any(def_dyn(r.name, busy + (name,)) for g in m.groups[d.group]
+                         if g in m.defs for r in _refs(m.defs[g].b.expr))
+        if not busy or v:
+            dyn_def[name] = v
+        return v
+    info = {}
+
+    def walk(e):
+        rs = _refs(e)
+        info[id(e)] = (any(def_dyn(r.name) for r in rs),
+                       any(r.name in m.defs and m.defs[r.name].rec for r in rs))
+        for c in ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
+                  (e.arg,) if isinstance(e, Un) else (e.body,) if isinstance(e, LevelUnion)
+                  else ()):
+            walk(c)
+    for d in m.defs.values():
+        walk(d.b.expr)
+    for ax in m.axioms:
+        walk(ax.expr)
+    if m.value is not None:
+        walk(m.value.maysee)
+        walk(m.value.definite)
+    m._node_info = info
+    return info
+
+
+class Evaluator:
+    def __init__(self, m: CatModel, alg, base: Base, spaces: list, shared=None):
+        """`shared`: a dict kept across evaluators of one test and algebra, for the values
+        of expressions that depend on no choice of the execution."""
+        self.m, self.alg, self.base, self.spaces = m, alg, base, list(spaces)
+        self.memo: dict = {}
+        self.info = _analyse(m)
+        self.shared = shared
+        self.local: dict = {}
+
+    # ---- names ----
+    def get(self, name: str, level, sp):
+        if name in BASE:
+            key = ("base", name, level, sp if BASE[name][2] else None)
+            v = self.memo.get(key)
+            if v is None:
+                d = self.base.value(name, level, sp)
+                v = self.memo[key] = (self.alg.set_of(d) if BASE[name][0] == "set"
+                                      else self.alg.rel_of(d))
+            return v
+        d = self.m.defs[name]
+        key = (name, level, sp if d.space else None)
+        if key in self.memo:
+            return self.memo[key]
+        if d.rec:
+            self._group(d, sp if d.space else None)
+            return self.memo[key]
+        env = {d.b.param: level} if d.b.param else {}
+        v = self.eval(d.b.expr, env, sp if d.space else None)
+        v = self.alg.define(f"{name}{'' if level is None else level}", d.sort, v)
+        self.memo[key] = v
+        return v
+
+    def _group(self, d, sp):
+        names = [n for n in self.m.groups[d.group]
+                 if self.m.defs.get(n) is not None and self.m.defs[n].group == d.group]
+        keys = []
+        for n in names:
+            g = self.m.defs[n]
+            for lv in (LEVELS if g.b.param else (None,)):
+                keys.append((n, lv, sp if g.space else None))
+        sorts = {k: self.m.defs[k[0]].sort for k in keys}
+        # what the bodies use outside the group first: their values are fixed during the
+        # iteration (and get their defining variables in the Z3 algebra)
+        inside = set(names)
+        for n in names:
+            g = self.m.defs[n]
+            for ref in _refs(g.b.expr):
+                if ref.name in inside:
+                    continue
+                indexed = (BASE[ref.name][1] if ref.name in BASE
+                           else self.m.defs[ref.name].b.param is not None)
+                for lv in (LEVELS if indexed else (None,)):
+                    self.get(ref.name, lv, sp)
+
+        def F(cur: dict) -> dict:
+            for k, v in cur.items():
+                self.memo[k] = v
+            out = {}
+            for k in keys:
+                g = self.m.defs[k[0]]
+                env = {g.b.param: k[1]} if g.b.param else {}
+                out[k] = self.eval(g.b.expr, env, k[2] if g.space else None)
+            for k in cur:
+                self.memo.pop(k, None)
+            return out
+        res = self.alg.fixpoint(keys, sorts, F)
+        for k in keys:
+            self.memo[k] = res[k]
+
+    # ---- expressions ----
+    def eval(self, e, env: dict, sp):
+        if isinstance(e, Name):
+            return self._eval(e, env, sp)
+        dyn, rec = self.info.get(id(e), (True, True))
+        if rec:
+            return self._eval(e, env, sp)
+        key = (id(e), tuple(sorted(env.items())), sp)
+        store = self.local if dyn or self.shared is None else self.shared
+        v = store.get(key)
+        if v is None:
+            v = store[key] = self._eval(e, env, sp)
+        return v
+
+    def _eval(self, e, env: dict, sp):
+        tick()
+        A = self.alg
+        if isinstance(e, Name):
+            lv = None
+            if e.index is not None:
+                lv = env[e.index] if e.index in env else LEVEL_NAMES.index(e.index)
+            return self.get(e.name, lv, sp)
+        if isinstance(e, Bin):
+            a = self.eval(e.left, env, sp)
+            b = self.eval(e.right, env, sp)
+            sort = self.sort(e.left)
+            if e.op == "|":
+                return A.union(sort, a, b)
+            if e.op == "&":
+                return A.inter(sort, a, b)
+            if e.op == "\\":
+                return A.diff(sort, a, b)
+            return A.seq(a, b)
+        if isinstance(e, Un) and e.op == "spaces":
+            sort = self.sort(e.arg)
+            out = A.empty(sort)
+            for s2 in self.spaces:
+                out = A.union(sort, out, self.eval(e.arg, env, s2))
+            return out
+        if isinstance(e, Un):
+            a = self.eval(e.arg, env, sp)
+            if e.op == "~":
+                return A.compl(self.sort(e.arg), a)
+            return {"inv": A.inv, "+": A.plus, "*": A.star, "?": A.opt, "ident": A.ident,
+                    "domain": A.domain, "range": A.range_}[e.op](a)
+        if isinstance(e, Cross):
+            return A.cross(self.eval(e.left, env, sp), self.eval(e.right, env, sp))
+        if isinstance(e, LevelUnion):
+            sort = self.sort(e.body)
+            out = A.empty(sort)
+            if e.var in env:        # union(K >= A, K <= B): the second bound filters K
+                b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
+                k = env[e.var]
+                ok = k >= b if e.cmp == ">=" else k <= b
+                return self.eval(e.body, env, sp) if ok else out
+            lo_, hi = 0, LEVELS[-1]
+            if e.cmp is not None:
+                b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
+                if e.cmp == ">=":
+                    lo_ = b
+                else:
+                    hi = b
+            for lv in range(lo_, hi + 1):
+                out = A.union(sort, out, self.eval(e.body, {**env, e.var: lv}, sp))
+            return out
+        raise AssertionError(e)
+
+    def sort(self, e) -> str:
+        if isinstance(e, Name):
+            return BASE[e.name][0] if e.name in BASE else self.m.defs[e.name].sort
+        if isinstance(e, Bin):
+            return "rel" if e.op == ";" else self.sort(e.left)
+        if isinstance(e, Un):
+            if e.op in ("domain", "range"):
+                return "set"
+            if e.op in ("~", "spaces"):
+                return self.sort(e.arg)
+            return "rel"
+        if isinstance(e, Cross):
+            return "rel"
+        if isinstance(e, LevelUnion):
+            return self.sort(e.body)
+        raise AssertionError(e)
+
+    def spaces_of(self, e, spaces) -> list:
+        return list(spaces) if spdep(self.m, e) else [None]
+
+
+# ---- the concrete algebra ----------------------------------------------------------------------
+
+def _bits(m: int):
+    while m:
+        b = m & -m
+        yield b.bit_length() - 1
+        m ^= b
+
+
+class MaskAlgebra:
+    """Sets as bit masks, relations as tuples of row masks, over events 0..n-1."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.full = (1 << n) - 1
+        self.idrows = tuple(1 << i for i in range(n))
+
+    def set_of(self, d: dict) -> int:
+        m = 0
+        for i, t in d.items():
+            if t:
+                m |= 1 << i
+        return m
+
+    def rel_of(self, d: dict) -> tuple:
+        rows = [0] * self.n
+        for (i, j), t in d.items():
+            if t:
+                rows[i] |= 1 << j
+        return tuple(rows)
+
+    def define(self, name, sort, v):
+        return v
+
+    def empty(self, sort):
+        return 0 if sort == "set" else (0,) * self.n
+
+    def union(self, sort, a, b):
+        return a | b if sort == "set" else tuple(x | y for x, y in zip(a, b))
+
+    def inter(self, sort, a, b):
+        return a & b if sort == "set" else tuple(x & y for x, y in zip(a, b))
+
+    def diff(self, sort, a, b):
+        return a & ~b if sort == "set" else tuple(x & ~y for x, y in zip(a, b))
+
+    def compl(self, sort, a):
+        return self.full & ~a if sort == "set" else tuple(self.full & ~x for x in a)
+
+    def seq(self, a, b):
+        out = []
+        for row in a:
+            r = 0
+            for j in _bits(row):
+                r |= b[j]
+            out.append(r)
+        return tuple(out)
+
+    def inv(self, a):
+        out = [0] * self.n
+        for i, row in enumerate(a):
+            for j in _bits(row):
+                out[j] |= 1 << i
+        return tuple(out)
+
+    def plus(self, a):
+        r = list(a)
+        for k in range(self.n):
+            bk, rk = 1 << k, r[k]
+            if rk:
+                for i in range(self.n):
+                    if r[i] & bk:
+                        r[i] |= rk
+        return tuple(r)
+
+    def star(self, a):
+        return tuple(x | y for x, y in zip(self.plus(a), self.idrows))
+
+    def opt(self, a):
+        return tuple(x | y for x, y in zip(a, self.idrows))
+
+    def ident(self, s):
+        return tuple((1 << i) if s >> i & 1 else 0 for i in range(self.n))
+
+    def domain(self, a):
+        m = 0
+        for i, row in enumerate(a):
+            if row:
+                m |= 1 << i
+        return m
+
+    def range_(self, a):
+        m = 0
+        for row in a:
+            m |= row
+        return m
+
+    def cross(self, a, b):
+        return tuple(b if a >> i & 1 else 0 for i in range(self.n))
+
+    def fixpoint(self, keys, sorts, F):
+        cur = {k: self.empty(sorts[k]) for k in keys}
+        while True:
+            tick()
+            nxt = F(cur)
+            if nxt == cur:
+                return cur
+            cur = nxt
+
+    # axioms: True when the execution satisfies it
+    def holds(self, kind: str, a) -> bool:
+        if kind == "empty":
+            return not a if isinstance(a, int) else not any(a)
+        if kind == "irreflexive":
+            return not any(row >> i & 1 for i, row in enumerate(a))
+        c = self.plus(a)
+        return not any(row >> i & 1 for i, row in enumerate(c))
+
+
+# ---- the static algebra: what holds in every execution, what may hold -------------------------
+
+def t_and(*xs):
+    """Kleene's three-valued conjunction over True, None (unknown), False."""
+    out = True
+    for x in xs:
+        if x is False:
+            return False
+        if x is None:
+            out = None
+    return out
+
+
+def t_or(*xs):
+    out = False
+    for x in xs:
+        if x is True:
+            return True
+        if x is None:
+            out = None
+    return out
+
+
+def t_not(x):
+    return None if x is None else not x
+
+
+class TriAlgebra:
+    """Sets and relations as dicts to True (in every execution) or None (in some, perhaps);
+    an absent key is in none. Every operation over-approximates what it does on each
+    execution the unknowns stand for, so a pair absent from a result holds in no execution:
+    the reference engine prunes its choices with it (reference/cat_engine.py)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    @staticmethod
+    def set_of(d: dict) -> dict:
+        return {k: v for k, v in d.items() if v is not False}
+
+    rel_of = set_of
+
+    def define(self, name, sort, v):
+        return v
+
+    @staticmethod
+    def empty(sort):
+        return {}
+
+    @staticmethod
+    def union(sort, a, b):
+        out = dict(a)
+        for k, t in b.items():
+            out[k] = t_or(out.get(k, False), t)
+        return out
+
+    @staticmethod
+    def inter(sort, a, b):
+        out = {}
+        for k, t in a.items():
+            v = t_and(t, b.get(k, False))
+            if v is not False:
+                out[k] = v
+        return out
+
+    @staticmethod
+    def diff(sort, a, b):
+        out = {}
+        for k, t in a.items():
+            v = t_and(t, t_not(b.get(k, False)))
+            if v is not False:
+                out[k] = v
+        return out
+
+    def compl(self, sort, a):
+        keys = (range(self.n) if sort == "set"
+                else ((i, j) for i in range(self.n) for j in range(self.n)))
+        out = {}
+        for k in keys:
+            v = t_not(a.get(k, False))
+            if v is not False:
+                out[k] = v
+        return out
+
+    @staticmethod
+    def seq(a, b):
+        rows: dict = {}
+        for (k, j), t in b.items():
+            rows.setdefault(k, []).append((j, t))
+        out: dict = {}
+        for (i, k), t1 in a.items():
+            for j, t2 in rows.get(k, ()):
+                out[(i, j)] = t_or(out.get((i, j), False), t_and(t1, t2))
+        return out
+
+    @staticmethod
+    def inv(a):
+        return {(j, i): t for (i, j), t in a.items()}
+
+    def plus(self, a):
+        rows: dict = {}
+        for (i, j), t in a.items():
+            rows.setdefault(i, {})[j] = t
+        for k in range(self.n):
+            out_k = rows.get(k)
+            if not out_k:
+                continue
+            for i, r in rows.items():
+                if k in r:
+                    tik = r[k]
+                    for j, tkj in list(out_k.items()):
+                        r[j] = t_or(r.get(j, False), t_and(tik, tkj))
+        return {(i, j): t for i, r in rows.items() for j, t in r.items()}
+
+    def star(self, a):
+        out = self.plus(a)
+        for i in range(self.n):
+            out[(i, i)] = True
+        return out
+
+    def opt(self, a):
+        out = dict(a)
+        for i in range(self.n):
+            out[(i, i)] = True
+        return out
+
+    @staticmethod
+    def ident(s):
+        return {(i, i): t for i, t in s.items()}
+
+    @staticmethod
+    def domain(a):
+        out: dict = {}
+        for (i, _), t in a.items():
+            out[i] = t_or(out.get(i, False), t)
+        return out
+
+    @staticmethod
+    def range_(a):
+        out: dict = {}
+        for (_, j), t in a.items():
+            out[j] = t_or(out.get(j, False), t)
+        return out
+
+    @staticmethod
+    def cross(a, b):
+        return {(i, j): t_and(t, u) for i, t in a.items() for j, u in b.items()}
+
+    def fixpoint(self, keys, sorts, F):
+        cur = {k: {} for k in keys}
+        while True:
+            tick()
+            nxt = F(cur)
+            if nxt == cur:
+                return cur
+            cur = nxt

@@ -1,0 +1,447 @@
+"""The SMT engine driven by a model file (`--model FILE.cat`, docs/semantics.md §18): the Z3
+algebra of the model evaluator (amdmm_smt/cat/eval.py).
+
+A set maps event ids to terms, a relation maps pairs to terms; a key that is absent is false
+in every execution and a term that is the Python constant True holds in every execution, so
+every operation folds what is statically known (encode/logic.py AND / OR / NOT) and only what
+may matter reaches Z3: this is the static may / must analysis of docs/semantics.md §14, for
+any definition a model file makes. Each named definition's terms get one defining variable
+(`Ctx.define`), so terms stay small.
+
+* `r+`: Warshall's construction over the folded terms (a pair's term changes only through a
+  path that may exist), a defining variable per changed pair.
+* `let rec`: the least fixpoint. The support (the pairs that may hold) is found by iterating
+  with a free variable ("atom") per pair already in it until it stops growing; the terms the
+  definitions then give each pair name the atoms it depends on; the pairs are taken in
+  dependency order, strongly connected component by component: a pair that depends on no
+  pair of its own component is its term (a unique solution), a component of k pairs is
+  iterated k times from false (Kleene), which reaches the least fixpoint for every
+  assignment (each round adds a pair or changes nothing).
+* `acyclic r`: an integer rank per event, increasing along r (as sync.seq_cst does);
+  `irreflexive r`, `empty r`: the negated terms.
+The read-value statement: a definite read reads from one write it may see, a read that is
+not definite is undef (as values.read_values states the seed's rule).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from ..cat import load_cached, refuse_flags, refuse_unsupported
+from ..cat.base import Base, Dynamic, Terms
+from ..cat.eval import Evaluator
+from ..limits import tick
+from . import control, values
+from . import families as F
+from .execution import Execution
+from .logic import AND, B, IMPLIES, NOT, OR
+
+
+class _Terms(Terms):
+    def and_(self, *xs):
+        return AND(*xs)
+
+    def or_(self, *xs):
+        return OR(*xs)
+
+    def not_(self, x):
+        return NOT(x)
+
+
+class _Dyn(Dynamic):
+    def __init__(self, x: Execution):
+        self.x = x
+
+    def hap(self, e):
+        return self.x.writes(e)
+
+    def rf(self, w, r):
+        return self.x.rf(w, r)
+
+    def co(self, a, b):
+        x = self.x
+        return AND(x.writes(a), x.writes(b), x.co(a, b))
+
+
+def _z(t) -> z3.BoolRef:
+    return z3.BoolVal(t) if isinstance(t, bool) else t
+
+
+def _fold(t) -> B:
+    if isinstance(t, bool):
+        return t
+    if z3.is_true(t):
+        return True
+    if z3.is_false(t):
+        return False
+    return t
+
+
+class Z3Algebra:
+    def __init__(self, x: Execution):
+        self.x, self.ctx, self.n = x, x.ctx, len(x.ev)
+        self.raw = 0          # inside a fixpoint: no defining variables (terms over atoms)
+
+    # ---- values ----
+    @staticmethod
+    def set_of(d: dict) -> dict:
+        return {k: v for k, v in d.items() if v is not False}
+
+    rel_of = set_of
+
+    def define(self, name: str, sort: str, v: dict) -> dict:
+        if self.raw:
+            return v
+        out = {}
+        for k, t in v.items():
+            if t is True:
+                out[k] = True
+            else:
+                lab = "_".join(map(str, k)) if isinstance(k, tuple) else str(k)
+                out[k] = self.ctx.define(f"{name}_{lab}", t)
+        return out
+
+    @staticmethod
+    def empty(sort: str) -> dict:
+        return {}
+
+    @staticmethod
+    def union(sort, a: dict, b: dict) -> dict:
+        if not a:
+            return b
+        if not b:
+            return a
+        out = dict(a)
+        for k, t in b.items():
+            out[k] = OR(out[k], t) if k in out else t
+        return out
+
+    @staticmethod
+    def inter(sort, a: dict, b: dict) -> dict:
+        out = {}
+        for k, t in a.items():
+            u = b.get(k, False)
+            if u is not False:
+                v = AND(t, u)
+                if v is not False:
+                    out[k] = v
+        return out
+
+    @staticmethod
+    def diff(sort, a: dict, b: dict) -> dict:
+        out = {}
+        for k, t in a.items():
+            u = b.get(k, False)
+            v = t if u is False else AND(t, NOT(u))
+            if v is not False:
+                out[k] = v
+        return out
+
+    def compl(self, sort, a: dict) -> dict:
+        keys = (range(self.n) if sort == "set"
+                else ((i, j) for i in range(self.n) for j in range(self.n)))
+        out = {}
+        for k in keys:
+            v = NOT(a.get(k, False))
+            if v is not False:
+                out[k] = v
+        return out
+
+    @staticmethod
+    def seq(a: dict, b: dict) -> dict:
+        rows: dict = {}
+        for (k, j), t in b.items():
+            rows.setdefault(k, []).append((j, t))
+        acc: dict = {}
+        for (i, k), t1 in a.items():
+            for j, t2 in rows.get(k, ()):
+                acc.setdefault((i, j), []).append(AND(t1, t2))
+        out = {}
+        for key, ts in acc.items():
+            v = OR(ts)
+            if v is not False:
+                out[key] = v
+        return out
+
+    @staticmethod
+    def inv(a: dict) -> dict:
+        return {(j, i): t for (i, j), t in a.items()}
+
+    def plus(self, a: dict) -> dict:
+        rows: dict = {}
+        for (i, j), t in a.items():
+            rows.setdefault(i, {})[j] = t
+        nodes = sorted({i for i, _ in a} | {j for _, j in a})
+        for k in nodes:
+            tick()
+            out_k = rows.get(k)
+            if not out_k:
+                continue
+            for i in nodes:
+                r = rows.get(i)
+                if r is None or k not in r:
+                    continue
+                tik = r[k]
+                for j, tkj in list(out_k.items()):
+                    old = r.get(j, False)
+                    if old is True:
+                        continue
+                    step = AND(tik, tkj)
+                    if step is False:
+                        continue
+                    new = OR(old, step)
+                    if new is True or self.raw:
+                        r[j] = new
+                    else:
+                        r[j] = self.ctx.define(f"tc_{i}_{j}", new)
+        return {(i, j): t for i, r in rows.items() for j, t in r.items()}
+
+    def star(self, a: dict) -> dict:
+        out = self.plus(a)
+        for i in range(self.n):
+            out[(i, i)] = True
+        return out
+
+    def opt(self, a: dict) -> dict:
+        out = dict(a)
+        for i in range(self.n):
+            out[(i, i)] = True
+        return out
+
+    @staticmethod
+    def ident(s: dict) -> dict:
+        return {(i, i): t for i, t in s.items()}
+
+    @staticmethod
+    def domain(a: dict) -> dict:
+        acc: dict = {}
+        for (i, _), t in a.items():
+            acc.setdefault(i, []).append(t)
+        return {i: v for i, ts in acc.items() if (v := OR(ts)) is not False}
+
+    @staticmethod
+    def range_(a: dict) -> dict:
+        acc: dict = {}
+        for (_, j), t in a.items():
+            acc.setdefault(j, []).append(t)
+        return {j: v for j, ts in acc.items() if (v := OR(ts)) is not False}
+
+    @staticmethod
+    def cross(a: dict, b: dict) -> dict:
+        out = {}
+        for i, t in a.items():
+            for j, u in b.items():
+                v = AND(t, u)
+                if v is not False:
+                    out[(i, j)] = v
+        return out
+
+    # ---- least fixpoints ----
+    def fixpoint(self, keys: list, sorts: dict, F) -> dict:
+        supp = {k: set() for k in keys}
+        atoms: dict = {}
+
+        def atom(k, p):
+            a = atoms.get((k, p))
+            if a is None:
+                a = atoms[(k, p)] = self.ctx.fresh_bool(f"fix_{k[0]}_{p}")
+            return a
+        self.raw += 1
+        try:
+            while True:
+                tick()
+                cur = {k: {p: atom(k, p) for p in supp[k]} for k in keys}
+                out = F(cur)
+                grown = False
+                for k in keys:
+                    s = {p for p, t in out[k].items() if t is not False}
+                    if not s <= supp[k]:
+                        supp[k] |= s
+                        grown = True
+                if not grown:
+                    break
+        finally:
+            self.raw -= 1
+        by_id = {a.get_id(): kp for kp, a in atoms.items()}
+        terms = {(k, p): t for k in keys for p, t in out[k].items() if t is not False}
+        deps = {e: self._atoms_in(t, by_id) for e, t in terms.items()}
+        known: dict = {}
+        for comp in _sccs(list(terms), deps):
+            cyclic = len(comp) > 1 or comp[0] in deps[comp[0]]
+            if not cyclic:
+                e = comp[0]
+                known[e] = self._subst_define(e, terms[e], deps[e], known, atoms)
+                continue
+            vals = {e: False for e in comp}
+            for _ in range(len(comp)):
+                tick()
+                cur = {**known, **vals}
+                vals = {e: self._subst_define(e, terms[e], deps[e], cur, atoms) for e in comp}
+            known.update(vals)
+        res = {k: {} for k in keys}
+        for (k, p), v in known.items():
+            if v is not False:
+                res[k][p] = v
+        return res
+
+    @staticmethod
+    def _atoms_in(t, by_id: dict) -> set:
+        """The atoms a term mentions (through Z3's C API: the Python wrappers' per-node cost
+        dominated the encoding)."""
+        if isinstance(t, bool):
+            return set()
+        core = z3.z3core
+        ctx = t.ctx.ref()
+        app = core.Z3_APP_AST
+        seen, out, stack = set(), set(), [t.as_ast()]
+        while stack:
+            a = stack.pop()
+            i = core.Z3_get_ast_id(ctx, a)
+            if i in seen:
+                continue
+            seen.add(i)
+            if i in by_id:
+                out.add(by_id[i])
+            elif core.Z3_get_ast_kind(ctx, a) == app:
+                n = core.Z3_get_app_num_args(ctx, a)
+                for k in range(n):
+                    stack.append(core.Z3_get_app_arg(ctx, a, k))
+        return out
+
+    def _subst_define(self, e, t, dep: set, values: dict, atoms: dict) -> B:
+        if isinstance(t, bool):
+            return t
+        u = _fold(z3.simplify(_substitute(t, [(atoms[d], _z(values.get(d, False)))
+                                              for d in dep]))) if dep else t
+        if isinstance(u, bool):
+            return u
+        return self.ctx.define(f"{e[0][0]}_{e[1]}", u)
+
+    # ---- axioms ----
+    def assert_axiom(self, kind: str, a: dict) -> None:
+        c = self.ctx
+        if kind == "empty":
+            for t in a.values():
+                c.add(NOT(t))
+            return
+        if kind == "irreflexive":
+            for (i, j), t in a.items():
+                if i == j:
+                    c.add(NOT(t))
+            return
+        rank: dict = {}
+        for (i, j), t in a.items():
+            if i == j:
+                c.add(NOT(t))
+                continue
+            for v in (i, j):
+                if v not in rank:
+                    rank[v] = c.fresh_int(f"rank_{v}")
+            c.add(IMPLIES(t, rank[i] < rank[j]))
+
+
+def _substitute(t, pairs: list):
+    """z3.substitute without the wrapper's per-pair checks (the pairs are Booleans of one
+    context, built here)."""
+    n = len(pairs)
+    src = (z3.Ast * n)(*[a.as_ast() for a, _ in pairs])
+    dst = (z3.Ast * n)(*[b.as_ast() for _, b in pairs])
+    return z3.BoolRef(z3.z3core.Z3_substitute(t.ctx.ref(), t.as_ast(), n, src, dst), t.ctx)
+
+
+def _sccs(nodes: list, deps: dict) -> list:
+    """Strongly connected components, each after every component it depends on (Tarjan,
+    iterative)."""
+    index: dict = {}
+    low: dict = {}
+    on: set = set()
+    stack: list = []
+    out: list = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(deps.get(root, ()), key=repr)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in deps:
+                    continue
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(deps.get(w, ()), key=repr))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp)
+    return out
+
+
+def encode(x: Execution, path: str) -> None:
+    """The rules of model file `path` over the execution's choices (reads-from, coherence,
+    which writes happen): the value statement and every axiom."""
+    el = x.elab
+    cat = load_cached(path)
+    refuse_unsupported(el, path)
+    refuse_flags(cat)
+    alg = Z3Algebra(x)
+    ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
+    v = cat.value
+    with x.ctx.family(F.READ_VALUE):
+        for sp in el.spaces:
+            reads = [r for r in x.ev if r.reads and el.space_of(r.loc) == sp]
+            if not reads:
+                continue
+            ms = ev.eval(v.maysee, {}, sp)
+            df = ev.eval(v.definite, {}, sp)
+            for r in reads:
+                ws = [w for w in el.writes_to(r.loc) if w.id != r.id]
+                definite = df.get(r.id, False)
+                rfs = [x.rf(w, r) for w in ws]
+                for w in ws:
+                    x.ctx.add(IMPLIES(x.rf(w, r), AND(definite, ms.get((w.id, r.id), False))))
+                x.ctx.add(IMPLIES(definite, OR(rfs)))
+                x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
+                values._reads_from(x, r, ws, rfs)
+    for ax in cat.axioms:
+        with x.ctx.family(ax.name):
+            for sp in ev.spaces_of(ax.expr, el.spaces):
+                alg.assert_axiom(ax.kind, ev.eval(ax.expr, {}, sp))
+
+
+def encode_model_file(elab, explaining: bool = False) -> Execution:
+    """The whole encoding under a model file: the engine's machinery (choices, write values,
+    final values, control flow) around the file's rules."""
+    x = Execution(elab, explaining, all_rf=True)
+    refuse_unsupported(elab, elab.model.cat)
+    with x.ctx.family(F.WRITE_VALUES):
+        values.write_values(x)
+    encode(x, elab.model.cat)
+    with x.ctx.family(F.STRUCTURE):
+        values.final_values(x)
+    with x.ctx.family(F.CONTROL):
+        control.control(x)
+    return x

@@ -1,0 +1,171 @@
+"""The reference engine driven by a model file (`--model FILE.cat`, docs/semantics.md §18).
+
+The engine's machinery stays: the reads-from choices, the values of reads, registers and
+writes (values.py, control.py), the final states (engine.py). What a consistent execution is
+comes from the file: for every candidate (a reads-from choice, its values, and one `co` order
+per location of the writes that happen) the definitions are evaluated on the concrete
+execution (cat/eval.py MaskAlgebra), every axiom is checked, and the value statement decides
+whether every read's choice is the one the model gives it: a definite read chose a write it
+may see, a read that is not definite chose undef. Nothing of the hand-written rules is used,
+not even to prune choices: every read may choose undef or any other write to its location.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ..cat.base import Base, Dynamic, Terms
+from ..cat.eval import Evaluator, MaskAlgebra, TriAlgebra, t_and, t_not, t_or
+from .common import NOWRITE, ReferenceUnsupported
+from .engine import _Engine
+
+
+class _BoolTerms(Terms):
+    def and_(self, *xs):
+        return all(xs)
+
+    def or_(self, *xs):
+        return any(xs)
+
+    def not_(self, x):
+        return not x
+
+
+class _TriTerms(Terms):
+    def and_(self, *xs):
+        return t_and(*xs)
+
+    def or_(self, *xs):
+        return t_or(*xs)
+
+    def not_(self, x):
+        return t_not(x)
+
+
+class _Unknown(Dynamic):
+    """Any execution: a cmpxchg may or may not write, any write may be read, any two writes
+    that happen are in either order but the initial write first."""
+    def hap(self, e):
+        return None if e.kind == "cmpxchg" else True
+
+    def rf(self, w, r):
+        return None
+
+    def co(self, a, b):
+        if b.is_init:
+            return False
+        if a.is_init:
+            return self.hap(b)
+        return None
+
+
+class _Dyn(Dynamic):
+    def __init__(self, hap, rf, pos):
+        self._hap, self._rf, self._pos = hap, rf, pos
+
+    def hap(self, e):
+        return self._hap[e.id]
+
+    def rf(self, w, r):
+        return self._rf.get(r.id) == w.id
+
+    def co(self, a, b):
+        pa, pb = self._pos.get(a.id), self._pos.get(b.id)
+        return pa is not None and pb is not None and pa < pb
+
+
+class CatEngine(_Engine):
+    def __init__(self, elab, cat):
+        super().__init__(elab)
+        self.cat = cat
+        if any(ax.flag for ax in cat.axioms):
+            raise ReferenceUnsupported("flag axioms (undefined behaviour) of a model file")
+        self.alg = MaskAlgebra(self.n)
+        self.static: dict = {}
+        self.shared: dict = {}
+        sp_of = {loc: elab.space_of(loc) for loc in elab.locs}
+        self.reads_in = {sp: [r for r in self.reads if sp_of[self.ev[r].loc] == sp]
+                         for sp in self.spaces}
+
+    def choices(self):
+        """Undef or any write to the read's location but itself (R-rmw-self), minus what the
+        file's own definitions exclude in every execution: the model evaluated once with
+        every choice unknown (cat/eval.py TriAlgebra) gives the writes a read may see in
+        some execution, and the reads that are definite in every one (never undef)."""
+        tri = TriAlgebra(self.n)
+        ev = Evaluator(self.cat, tri, Base(self.elab, _TriTerms(), _Unknown()), self.spaces)
+        v = self.cat.value
+        may: dict = {}
+        sure: set = set()
+        for sp in self.spaces:
+            if not self.reads_in[sp]:
+                continue
+            ms = ev.eval(v.maysee, {}, sp)
+            df = ev.eval(v.definite, {}, sp)
+            for r in self.reads_in[sp]:
+                may[r] = {w for (w, r2) in ms if r2 == r}
+                if df.get(r) is True:
+                    sure.add(r)
+        out = []
+        for r in self.reads:
+            ws = [w for w in self.writes_of[self.ev[r].loc] if w != r and w in may[r]]
+            out.append(ws if r in sure else [None] + ws)
+        return out
+
+    def assignments(self, choices):
+        """Every combination, dropping one where a read chose a cmpxchg already known to fail
+        (it does not write, so nothing can read from it)."""
+        reads = self.reads
+        for combo in itertools.product(*choices):
+            rf = dict(zip(reads, combo))
+            targets = [c for c in rf.values() if c is not None and self.ev[c].kind == "cmpxchg"]
+            if any(self.cas_fails(t, rf) for t in targets):
+                continue
+            yield rf
+
+    def explore(self, rf, rval, wval):
+        ev = self.ev
+        if self.elab.assumes and self.path_check(rval, False) == "off":
+            return            # section 15.4: not an execution of this path
+        hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
+        if any(w is not None and not hap[w] for w in rf.values()):
+            return            # a read cannot take its value from a write that did not happen
+        locs = list(self.writes_of)
+        per_loc = []
+        for loc in locs:
+            ws = [w for w in self.writes_of[loc] if hap[w]]
+            init = [w for w in ws if ev[w].is_init]
+            rest = [w for w in ws if not ev[w].is_init]
+            per_loc.append([tuple(init) + p for p in itertools.permutations(rest)])
+        for cos in itertools.product(*per_loc):
+            self.tick()
+            pos = {}
+            for order in cos:
+                for k, w in enumerate(order):
+                    pos[w] = k
+            if self.consistent(hap, rf, pos):
+                self.record(rval, wval, {loc: (order[-1] if order else None)
+                                         for loc, order in zip(locs, cos)})
+
+    def consistent(self, hap, rf, pos) -> bool:
+        base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos))
+        base._static = self.static          # the static base names once per test
+        ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared)
+        v = self.cat.value
+        for sp in self.spaces:
+            if not self.reads_in[sp]:
+                continue
+            ms = ev.eval(v.maysee, {}, sp)
+            df = ev.eval(v.definite, {}, sp)
+            for r in self.reads_in[sp]:
+                w = rf.get(r)
+                if df >> r & 1:
+                    if w is None or not ms[w] >> r & 1:
+                        return False
+                elif w is not None:
+                    return False
+        for ax in self.cat.axioms:
+            for sp in ev.spaces_of(ax.expr, self.spaces):
+                if not self.alg.holds(ax.kind, ev.eval(ax.expr, {}, sp)):
+                    return False
+        return True

@@ -1,0 +1,79 @@
+"""Hand-written encoders vs the same rules read from models/seed.cat (issue 27): CPU seconds
+of one process, side by side in one run, per engine.
+
+    python3 benchmarks/model_file.py [--quick]
+
+Rows: the corpus directories in scope of the gate (litmus/classic, s000, mmra, cflow, every
+test under the seed model), and a few sizes of benchmarks/families.py (MP chains, SB rings,
+IRIW, operations per thread). Each cell is CPU seconds (time.process_time) for listing every
+outcome (SMT engine), or enumerating (reference engine, corpus rows only). Nothing in tests/
+asserts a time; this script only measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+from families import FAMILIES  # noqa: E402
+
+from amdmm_smt.frontend.litmus import parse_file, parse_text  # noqa: E402
+from amdmm_smt.model import get_model  # noqa: E402
+from amdmm_smt.reference import run_reference  # noqa: E402
+from amdmm_smt.solve import run_test  # noqa: E402
+
+SEED = os.path.join(ROOT, "models", "seed.cat")
+SLOW_REFERENCE = ("CAS-spinlock", "ticketlock", "swbarrier")
+
+
+def cpu(f) -> float:
+    t0 = time.process_time()
+    f()
+    return time.process_time() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer family sizes")
+    a = ap.parse_args()
+    hand, cat = get_model(None), get_model(SEED)
+    rows = []
+    for d in ("classic", "s000", "mmra", "cflow"):
+        tests = [parse_file(f) for f in sorted(glob.glob(os.path.join(ROOT, "litmus", d,
+                                                                        "*.yaml")))]
+        tests = [t for t in tests if t.model in (None, "seed")]
+        h = sum(cpu(lambda t=t: run_test(t, hand)) for t in tests)
+        c = sum(cpu(lambda t=t: run_test(t, cat)) for t in tests)
+        quick = [t for t in tests if not any(s in t.file for s in SLOW_REFERENCE)]
+        rh = sum(cpu(lambda t=t: run_reference(t, hand)) for t in quick)
+        rc = sum(cpu(lambda t=t: run_reference(t, cat)) for t in quick)
+        rows.append((f"litmus/{d} ({len(tests)} tests)", h, c, rh, rc))
+    sizes = {"mp-chain": [4, 8], "sb-ring": [3, 5], "iriw": [2, 3], "ops-per-thread": [2, 4]}
+    for name, ns in sizes.items():
+        if name not in FAMILIES:
+            continue
+        f = FAMILIES[name][0] if isinstance(FAMILIES[name], tuple) else FAMILIES[name]
+        for n in ns[:1] if a.quick else ns:
+            t = parse_text(f(n), f"{name}-{n}.yaml")
+            h = cpu(lambda: run_test(t, hand))
+            c = cpu(lambda: run_test(t, cat))
+            rows.append((f"{name} n={n}", h, c, None, None))
+    print("| workload | SMT hand s | SMT file s | file/hand | reference hand s | "
+          "reference file s | file/hand |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, h, c, rh, rc in rows:
+        ref = (f"{rh:.2f} | {rc:.2f} | {rc / max(rh, 1e-9):.1f}x" if rh is not None
+               else "- | - | -")
+        print(f"| {name} | {h:.2f} | {c:.2f} | {c / max(h, 1e-9):.1f}x | {ref} |")
+
+
+if __name__ == "__main__":
+    main()
