@@ -40,6 +40,10 @@ def tiered(full: int, fast: int, **settings_kw):
 
     def deco(test):
         def run(tier):
+            # settings() marks the function it decorates; each tier decorates it afresh (the
+            # same function runs in both tiers of one session)
+            if hasattr(test, "_hypothesis_internal_settings_applied"):
+                del test._hypothesis_internal_settings_applied
             settings(max_examples=count(tier, full, fast), **settings_kw)(test)()
         run.__name__, run.__doc__, run.__module__ = test.__name__, test.__doc__, test.__module__
         return run

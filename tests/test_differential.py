@@ -479,6 +479,10 @@ def test_engines_agree_under_lds_scope_avvis(tier):
 CBA_N = int(os.environ.get("AMDMM_CF_BAR_ASYNC_EXAMPLES", "60"))
 
 
+def _warned(r, code: str) -> bool:
+    return any(getattr(w, "code", None) == code for w in getattr(r, "warnings", ()))
+
+
 def test_engines_agree_on_generated_barrier_async_control_flow(tier):
     """Issue 18: generated tests with barriers (s.barrier, split signal / wait, the cluster
     barrier) and async copies / asyncmark / wait.asyncmark under branches and bounded loops
@@ -498,14 +502,17 @@ def test_engines_agree_on_generated_barrier_async_control_flow(tier):
         m = get_model(rng.choice(["seed", "upstream-2026"]))
         t = parse_text(text, "gen-cba.yaml")
         b = run_reference(t, m, limit=100_000)
-        if not b.complete and not b.thin_air:
+        # (an execution set that `bound: assume` empties is an answer too, unknown in both
+        # engines since issue 28 item 5: compared, with the warning)
+        if not b.complete and not b.thin_air and not _warned(b, "bound-assumed-all"):
             big += 1
             continue
         a = run_test(t, m, timeout=120)
 
         def judged(r):
             return (r.states, sorted((v.kind, v.status) for v in r.verdicts),
-                    getattr(r, "cf_ub", None) is not None, _ub_key(r), r.thin_air)
+                    getattr(r, "cf_ub", None) is not None, _ub_key(r), r.thin_air,
+                    _warned(r, "bound-assumed-all"))
         assert judged(a) == judged(b), \
             f"model {m.name}\n{text}\nsmt {judged(a)}\nref {judged(b)}"
         compared += 1
@@ -539,14 +546,17 @@ def test_engines_agree_on_generated_thread_groups(tier):
         m = get_model(rng.choice(["seed", "upstream-2026"]))
         t = parse_text(text, "gen-spmd.yaml")
         b = run_reference(t, m, limit=100_000)
-        if not b.complete and not b.thin_air:
+        # (an execution set that `bound: assume` empties is an answer too, unknown in both
+        # engines since issue 28 item 5: compared, with the warning)
+        if not b.complete and not b.thin_air and not _warned(b, "bound-assumed-all"):
             big += 1
             continue
         a = run_test(t, m, timeout=120)
 
         def judged(r):
             return (r.states, sorted((v.kind, v.status) for v in r.verdicts),
-                    getattr(r, "cf_ub", None) is not None, _ub_key(r), r.thin_air)
+                    getattr(r, "cf_ub", None) is not None, _ub_key(r), r.thin_air,
+                    _warned(r, "bound-assumed-all"))
         assert judged(a) == judged(b), \
             f"model {m.name}\n{text}\nsmt {judged(a)}\nref {judged(b)}"
         compared += 1
