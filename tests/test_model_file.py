@@ -3,7 +3,7 @@ models/seed.cat` both engines give exactly the outcomes and verdicts of the hand
 encoders, on the corpus in scope and on generated tests; and edits of one definition change
 exactly what a hand derivation from the documents says.
 
-`AMDMM_LONG=1 python3 -m pytest -m long tests/test_model_file.py` runs the long gate (the slow
+`python3 -m pytest -m long tests/test_model_file.py` runs the long gate (the slow
 reference-engine corpus tests and more generated tests)."""
 
 import glob
@@ -27,7 +27,6 @@ from .gen import litmus, render
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join(ROOT, "models", "seed.cat")
-LONG = pytest.mark.skipif(not os.environ.get("AMDMM_LONG"), reason="set AMDMM_LONG=1")
 DIRS = ("classic", "s000", "mmra", "models", "cflow")
 # the hand reference engine takes 2 s on these, the file-driven one minutes (every reads-from
 # choice with every co order, evaluated): the long gate runs them
@@ -72,7 +71,6 @@ def test_reference_engine_under_the_seed_file_equals_the_hand_engine(rel):
     _same(run_reference(t, get_model(None)), run_reference(t, get_model(SEED)), rel)
 
 
-@LONG
 @pytest.mark.long
 @pytest.mark.parametrize("rel", sorted(SLOW_REFERENCE))
 def test_reference_engine_gate_slow_tests(rel):
@@ -100,7 +98,6 @@ def test_generated_tests_agree(g):
     _three(render(g))
 
 
-@LONG
 @pytest.mark.long
 @settings(max_examples=400, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
