@@ -610,3 +610,36 @@ def test_explain_and_lint_accept_litmus_files():
     for cmd in ("explain", "lint"):
         r = CliRunner().invoke(main, [cmd, bad])
         assert r.exit_code == 2 and f"{bad}:7: both operands of '+'" in r.output, r.output
+
+
+def test_imported_loops_count_iterations_as_herd7():
+    """Issue 28 item 5, hand-derived in each file's comment: the bound N allows N iterations of
+    an imported while / for loop (herd7 -unroll N), and `break` leaves with its edge's values.
+    * while-count: two iterations of `while (i != 2)`: r0 = 0, 1, 2 (herd7: Sometimes 1 2);
+      under unroll 1 nothing is left;
+    * while-break: `while (i < 5)` left by break in its second iteration: x = 2, i = y = 2;
+    * for-break: n = 0, 1, 2 with last read r = 1, 1, 0; under unroll 1 only n = 0."""
+    cf = os.path.join(HERE, "cflow")
+    t, r = _outcomes(os.path.join(cf, "while-count.litmus"))
+    assert t.bound == "assume" and sorted(dict(s)["P1:%r0"] for s in r.states) == [0, 1, 2]
+    assert [v.detail for v in r.verdicts] == ["condition reachable"]
+    t.unroll = 1
+    assert run_test(t, get_model(None)).states == []
+    t, r = _outcomes(os.path.join(cf, "while-break.litmus"))
+    assert [(dict(s)["P0:%i.2"], dict(s)["@x"], dict(s)["@y"]) for s in r.states] == [(2, 2, 2)]
+    t.unroll = 1
+    assert run_test(t, get_model(None)).states == []
+    t, r = _outcomes(os.path.join(cf, "for-break.litmus"))
+    assert sorted((dict(s)["P1:%n.2"], dict(s)["P1:%r.2"]) for s in r.states) == [
+        (0, 1), (1, 1), (2, 0)]
+    t.unroll = 1
+    assert [dict(s)["P1:%n.2"] for s in run_test(t, get_model(None)).states] == [0]
+
+
+def test_break_outside_a_loop_is_an_input_error(tmp_path):
+    p = tmp_path / "b.litmus"
+    p.write_text("OPENCL b\n{ [x]=0; }\nP0@wg 0, dev 0 (global atomic_int* x) {\n"
+                 "  break;\n}\nexists (x=0)\n")
+    r = CliRunner().invoke(main, ["verify", str(p)])
+    assert r.exit_code == 2
+    assert f"{p}:4: 'break' outside a while or for loop" in r.output + (r.stderr or "")
