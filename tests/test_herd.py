@@ -379,9 +379,9 @@ def test_fuzz_goto_mutations(seed, pos, cut, ins):
 
 
 def _goto_program(rnd) -> str:
-    """A random P1 body of loads, stores, arithmetic, if / else, while, labels and gotos (every
-    goto target defined, labels possibly twice)."""
-    def stmts(d, n):
+    """A random P1 body of loads, stores, arithmetic, if / else, while, break, labels and
+    gotos (every goto target defined, labels possibly twice)."""
+    def stmts(d, n, loop=False):
         out = []
         for _ in range(n):
             k = rnd.randrange(8 if d < 2 else 5)
@@ -401,10 +401,12 @@ def _goto_program(rnd) -> str:
             elif k == 5:
                 other = f" else {{ {' '.join(stmts(d + 1, rnd.randrange(3)))} }}" \
                     if rnd.random() < .5 else ""
-                out.append(f"if (r{r} == {q}) {{ {' '.join(stmts(d + 1, rnd.randrange(3)))} }}"
+                out.append(f"if (r{r} == {q}) {{ {' '.join(stmts(d + 1, rnd.randrange(3), loop))} }}"
                            + other)
             elif k == 6:
-                out.append(f"while (r{r} == 0) {{ {' '.join(stmts(d + 1, rnd.randrange(1, 3)))} }}")
+                out.append(f"while (r{r} == 0) {{ {' '.join(stmts(d + 1, rnd.randrange(1, 3), True))} }}")
+            elif loop and rnd.random() < .5:           # issue 28 item 5: break
+                out.append(f"if (r{r} == {q}) break;")
             else:
                 out.append(f"if (r0 != 1) goto L{rnd.randrange(3)};")
         return out
