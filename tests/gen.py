@@ -515,7 +515,7 @@ def _cf_thread(rng, tid) -> list:
     code = ["entry:"]
     for _ in range(rng.choice([0, 1])):
         code.append(_cf_access(rng, regs, tid, n))
-    shape = rng.choice(["if", "if", "spin", "count", "ifspin"])
+    shape = rng.choice(["if", "if", "spin", "count", "ifspin", "hcount"])
     if shape in ("if", "ifspin"):
         n[0] += 1
         r, c, p = f"%a{tid}", f"%c{tid}", f"%p{tid}"
@@ -557,6 +557,22 @@ def _cf_thread(rng, tid) -> list:
         code.append(f"br i1 %k{tid}, label %loop, label %done")
         code.append("done:")
         regs.append(f"%n{tid}")
+    if shape == "hcount":
+        # a loop whose exit test is a header block of its own (the un-rotated while shape):
+        # the header runs once more than the body, so 1-2 iterations sit at or across the
+        # bound's edge under unroll 1-2 (docs 15.2, R-cf-herd-iterations; issue 28 item 5)
+        code.append("br label %head")
+        code.append("head:")
+        code.append(f"%h{tid} = phi i32 [ 0, %entry ], [ %m{tid}, %body ]")
+        code.append(f"%k{tid} = icmp slt i32 %h{tid}, {rng.choice([1, 2])}")
+        code.append(f"br i1 %k{tid}, label %body, label %done")
+        code.append("body:")
+        code.append(f"store atomic i32 %h{tid}, ptr addrspace(1) @{rng.choice(['x', 'y'])} "
+                    f"syncscope(\"agent\") {rng.choice(['monotonic', 'release'])}")
+        code.append(f"%m{tid} = add i32 %h{tid}, 1")
+        code.append("br label %head")
+        code.append("done:")
+        regs.append(f"%h{tid}")
     if regs and rng.choice([True, False]):
         b = rng.choice(regs)
         code.append(f"%q{tid} = {rng.choice(['add', 'xor', 'shl', 'mul'])} i32 {b}, "

@@ -339,3 +339,22 @@ def test_listing_many_outcomes_with_a_correlated_undef_register():
     assert len(a.states) > 16
     assert set(a.states) == set(b.states)
     assert all(dict(st)["P1:%t"] is None for st in a.states)
+
+
+@pytest.mark.parametrize("engine", [run_test, run_reference])
+def test_bound_edge_counts_block_runs(engine):
+    """docs 15.2 R-cf-herd-iterations (issue 28 item 5), hand-derived in each file: unroll 2
+    allows two iterations of a rotated loop (one block, exit test at its end: no bound
+    reached, x = 1); a loop with a separate header block runs it three times for two
+    iterations: bound reached under 2, the same outcome under 3."""
+    m = get_model(None)
+    r = engine(parse_file(os.path.join(ROOT, "tests/cflow/loop-at-bound.yaml")), m)
+    assert r.status == "pass"
+    assert not any(v.kind == "bound" for v in r.verdicts)
+    t = parse_file(os.path.join(ROOT, "tests/cflow/loop-header-at-bound.yaml"))
+    r = engine(t, m)
+    assert r.status == "fail"
+    assert any(v.kind == "bound" and "%head" in v.detail for v in r.verdicts)
+    t.unroll = 3
+    r = engine(t, m)
+    assert r.status == "pass" and not any(v.kind == "bound" for v in r.verdicts)

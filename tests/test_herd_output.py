@@ -151,3 +151,14 @@ def test_no_verdict_from_an_empty_set_in_any_format():
     assert all(v["status"] == "unknown" for v in rec["verdicts"]), rec
     code, out = run("verify", "--no-timing", f)
     assert code == 1 and "bound-assumed-all" in out, out
+
+
+def test_loop_at_the_bound_gets_herds_answer():
+    """Issue 28 item 5, hand-derived in tests/herd/cflow/while-count.litmus: P0's loop runs
+    exactly two iterations (herd7 -unroll 2 allows them), P1 reads 0, 1 or 2: three states,
+    one of which has r0 = 2, so herd7's `Sometimes 1 2`, exit 0 (before: States 0, Never)."""
+    f = os.path.join(ROOT, "tests", "herd", "cflow", "while-count.litmus")
+    code, out = run("verify", "--format", "herd", "--no-timing", f)
+    assert code == 0, out
+    assert "States 3\n1:r0=0;\n1:r0=1;\n1:r0=2;\nOk\n" in out, out
+    assert "Observation while-count Sometimes 1 2" in out, out

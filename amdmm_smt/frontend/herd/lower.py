@@ -10,7 +10,7 @@ from typing import Optional, Union
 
 from ...errors import LitmusError, show
 from .syntax import (ARITH, BARRIER_FUNCS, CONTROL_FLOW, I32_MAX, AddrOf, Assign, BinOp, Block,
-                     Call, Cond, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program, ThreadAst,
+                     Break, Call, Cond, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program, ThreadAst,
                      Unary, Var, While)
 
 # ---- lowering one thread to LLVM IR -------------------------------------------------------
@@ -80,7 +80,7 @@ def _as_list(body) -> list:
 
 def _has_flow(body: list) -> bool:
     for st in body:
-        if isinstance(st, (If, While, Goto, Label)):
+        if isinstance(st, (If, While, Goto, Label, Break)):
             return True
         if isinstance(st, Block) and _has_flow(st.body):
             return True
@@ -195,6 +195,7 @@ class _Lower:
         self.labels = 0
         self.block = "entry"
         self.dead = False        # after a goto, until the next label: no block to emit into
+        self.breaks: list = []   # per enclosing while loop: the (env, block) of each `break`
         self.goto_setup()
         if _has_flow(self.th.body):      # docs/herd-import.md "Control flow" (issue 11)
             self.emit("entry:", self.th.line)
@@ -249,7 +250,7 @@ class _Lower:
             self.out.loops = True
         self.pending[s.label] -= 1
         self.edge(s.label, s.line)
-        self.dead, self.dead_line = True, s.line
+        self.dead, self.dead_line, self.dead_what = True, s.line, "goto"
 
     def label_stmt(self, s: Label) -> None:
         if not self.dead:
@@ -424,15 +425,31 @@ class _Lower:
         self.merge(before, arms, s.line)
 
     def while_stmt(self, s) -> None:
-        h, b, x = self.label("while.cond"), self.label("while.body"), self.label("while.end")
+        """`while (c) body` is lowered rotated, as `if (c) { do body while (c); }` (LLVM's
+        loop rotation; C evaluates c before each iteration and once more at the exit, and so
+        does the rotated form): the guard tests c once, the body block runs once per
+        iteration and tests c again at its end. So every block of the loop runs at most as
+        often as the body, and the bound of docs/semantics.md 15.2 (no block runs more than N
+        times) allows N iterations, herd7's `-unroll N` (issue 28 item 5; reading
+        R-cf-herd-iterations). `break` leaves to the end block. Each way out of a condition
+        goes through its own one-line block, so that the phis name one predecessor each."""
+        g_in, g_out = self.label("while.enter"), self.label("while.skip")
+        b, back, out, x = (self.label("while.body"), self.label("while.back"),
+                           self.label("while.exit"), self.label("while.end"))
         self.out.loops = True
-        self.settle(_assigned(_as_list(s.body)) & set(self.out.env), s.line)
-        pre = self.block
-        self.emit(f"br label %{h}", s.line)
-        self.start(h, s.line)
+        assigned = _assigned(_as_list(s.body))
+        self.settle(assigned & set(self.out.env), s.line)
+        self.branch(s.cond, g_in, g_out, s.line)
         before = dict(self.out.env)
+        arms = []
+        self.start(g_out, s.line)
+        arms.append(({k: before.get(k) for k in before}, g_out))
+        self.emit(f"br label %{x}", s.line)
+        self.start(g_in, s.line)
+        self.emit(f"br label %{b}", s.line)
+        self.start(b, s.line)
         phis = []
-        for var in sorted(_assigned(_as_list(s.body)) & set(before)):
+        for var in sorted(assigned & set(before)):
             v = before[var]
             if isinstance(v, UninitV):
                 raise self.err(f"variable '{var}' is assigned in the loop but has no value "
@@ -444,24 +461,38 @@ class _Lower:
             self.out.code.append(ir)
             phis.append((var, r, op, ir))
             self.out.env[var] = RegV(r)
-        self.branch(s.cond, b, x, s.line)
-        head = dict(self.out.env)
-        self.start(b, s.line)
+        self.breaks.append((x, assigned, []))
         self.stmts(_as_list(s.body))
-        if self.dead:                # the body ends in a goto: no edge back to the header
+        brk = self.breaks.pop()[2]
+        if self.dead:       # the body ends in a goto or break: no edge back, no second test
             for var, r, op, ir in phis:
-                ir.text = f"%{r} = phi i32 [ {op}, %{pre} ]"
+                ir.text = f"%{r} = phi i32 [ {op}, %{g_in} ]"
         else:
-            self.settle([v for v, _, _, _ in phis], s.line)
-            latch = self.block
-            self.emit(f"br label %{h}", s.line)
+            self.settle(assigned & set(before), s.line)
+            self.branch(s.cond, back, out, s.line)
+            latch_env = dict(self.out.env)
+            self.start(back, s.line)
+            self.emit(f"br label %{b}", s.line)
             for var, r, op, ir in phis:
-                nv = self.operand(self.out.env[var], s.line,
+                nv = self.operand(latch_env[var], s.line,
                                   f"'{var}' at the end of the loop body")
-                ir.text = f"%{r} = phi i32 [ {op}, %{pre} ], [ {nv}, %{latch} ]"
+                ir.text = f"%{r} = phi i32 [ {op}, %{g_in} ], [ {nv}, %{back} ]"
+            self.start(out, s.line)
+            arms.append(({k: latch_env.get(k) for k in before}, out))
+            self.emit(f"br label %{x}", s.line)
+        arms.extend(brk)
         self.dead = False
-        self.out.env = {k: head[k] for k in before}
         self.start(x, s.line)
+        self.merge(before, arms, s.line)
+
+    def break_stmt(self, s) -> None:
+        if not self.breaks:
+            raise self.err("'break' outside a while or for loop", s.line)
+        end, assigned, edges = self.breaks[-1]
+        self.settle(assigned & set(self.out.env), s.line)
+        edges.append((dict(self.out.env), self.block))
+        self.emit(f"br label %{end}", s.line)
+        self.dead, self.dead_line, self.dead_what = True, s.line, "break"
 
     # registers
     def fresh(self, hint: Optional[str], suffixes: tuple = ("",), temp: str = "t") -> str:
@@ -488,8 +519,9 @@ class _Lower:
         for s in body:
             if self.dead and not isinstance(s, Label) and not (
                     isinstance(s, Block) and not s.body):
-                raise self.err(f"this statement cannot be reached: it follows a goto (line "
-                               f"{self.dead_line}) and is not labelled", s.line)
+                raise self.err(f"this statement cannot be reached: it follows a "
+                               f"{getattr(self, 'dead_what', 'goto')} (line {self.dead_line}) "
+                               "and is not labelled", s.line)
             self.stmt(s)
 
     def stmt(self, s) -> None:
@@ -499,6 +531,8 @@ class _Lower:
             self.if_stmt(s)
         elif isinstance(s, While):
             self.while_stmt(s)
+        elif isinstance(s, Break):
+            self.break_stmt(s)
         elif isinstance(s, Goto):
             self.goto_stmt(s)
         elif isinstance(s, Label):

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ...errors import LitmusError, show
 from .lexer import Tok, lex
-from .syntax import (BARRIER_FUNCS, CONTROL_FLOW, I32_MIN, AddrOf, Assign, BinOp, Block, Call,
+from .syntax import (BARRIER_FUNCS, CONTROL_FLOW, I32_MIN, AddrOf, Assign, BinOp, Block, Break, Call,
                      Cond, CondAtom, CondOp, Decl, Deref, ExprStmt, Goto, If, Label, Num, Param, Program,
                      ThreadAst, Unary, Var, While)
 
@@ -339,7 +339,11 @@ class _Parser:
                 return Goto(lab, line)
             if t.val == "for":
                 return self.for_stmt()
-            if t.val in ("do", "switch", "return", "break", "continue"):
+            if t.val == "break":
+                self.take()
+                self.expect(";", " after break")
+                return Break(line)
+            if t.val in ("do", "switch", "return", "continue"):
                 raise self.err(f"'{t.val}' {CONTROL_FLOW}")
             if self.at(":", 1) and not re.fullmatch(r"B\d+", t.val):
                 self.take()

@@ -113,6 +113,11 @@ class While:
 
 
 @dataclass
+class Break:
+    line: int
+
+
+@dataclass
 class Goto:
     label: str
     line: int
