@@ -1,0 +1,83 @@
+"""Where deciding a dense test spends its CPU (issue 30 item 1): the encoding built in Python
+against Z3's check, for issue 30's three decide figures.
+
+    PYTHONPATH=$PWD python3 benchmarks/encode_cost.py [--runs N] [--profile]
+
+For each case (4 threads x 16 operations, 16 x 8, 8 x 25; benchmarks/families.py's
+ops_per_thread): the median CPU seconds of N runs, each in a fresh process (bench.py --one
+style, parse to verdict), against issue 30's goal; with --profile, one cProfile run of each
+that splits the time into Z3's check, the AND/OR helpers (encode/logic.py) and the
+happens-before closure (encode/sync.py _closure). Only measures; nothing asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + HERE + os.pathsep
+           + os.environ.get("PYTHONPATH", ""))
+
+CASES = [("decide 4 threads x 16 operations", "ops-per-thread", 16, 0.5),
+         ("decide 16 threads x 8 operations", "ops-16threads", 8, 2.0),
+         ("decide 8 threads x 25 operations", "ops-8threads", 25, 5.0)]
+
+_CHILD = """
+import sys, json, cProfile, pstats, io
+sys.argv = ['x']
+import bench
+fam, n, prof = %r, %d, %r
+if not prof:
+    print(json.dumps(bench.one(fam, n, 'decide')))
+else:
+    p = cProfile.Profile()
+    p.enable(); r = bench.one(fam, n, 'decide'); p.disable()
+    st = pstats.Stats(p).stats
+    def cum(name, file=''):
+        return sum(v[3] for k, v in st.items() if k[2] == name and file in k[0])
+    def tot(name, file=''):
+        return sum(v[2] for k, v in st.items() if k[2] == name and file in k[0])
+    total = sum(v[2] for v in st.values())
+    print(json.dumps({'total': total,
+                      'check': tot('Z3_solver_check_assumptions') + tot('Z3_solver_check'),
+                      'and_or': cum('AND', 'logic.py') + cum('OR', 'logic.py'),
+                      'closure': cum('_closure', 'sync.py'),
+                      'del': cum('__del__', 'z3.py')}))
+"""
+
+
+def child(fam: str, n: int, prof: bool) -> dict:
+    out = subprocess.run([sys.executable, "-c", _CHILD % (fam, n, prof)], env=ENV,
+                         cwd=HERE, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--profile", action="store_true")
+    a = ap.parse_args()
+    print(f"{'case':<36}{'median CPU s':>13}{'goal':>8}  runs")
+    for name, fam, n, goal in CASES:
+        cpus = [child(fam, n, False)["cpu"] for _ in range(a.runs)]
+        med = statistics.median(cpus)
+        print(f"{name:<36}{med:>13.3f}{'< ' + format(goal, 'g'):>8}  "
+              f"{'met' if med < goal else 'NOT met'}  {' '.join(f'{c:.2f}' for c in cpus)}")
+    if a.profile:
+        print(f"\n{'profile (share of CPU under cProfile)':<36}{'Z3 check':>10}{'AND/OR':>9}"
+              f"{'closure':>9}{'z3 __del__':>11}")
+        for name, fam, n, _ in CASES:
+            p = child(fam, n, True)
+            t = p["total"] or 1.0
+            print(f"{name:<36}{p['check'] / t:>10.0%}{p['and_or'] / t:>9.0%}"
+                  f"{p['closure'] / t:>9.0%}{p['del'] / t:>11.0%}")
+
+
+if __name__ == "__main__":
+    main()
