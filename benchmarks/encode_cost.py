@@ -1,7 +1,7 @@
 """Where deciding a dense test spends its CPU (issue 30 item 1): the encoding built in Python
 against Z3's check, for issue 30's three decide figures.
 
-    PYTHONPATH=$PWD python3 benchmarks/encode_cost.py [--runs N] [--profile]
+    PYTHONPATH=$PWD python3 benchmarks/encode_cost.py [--runs N] [--profile] [--micro]
 
 For each case (4 threads x 16 operations, 16 x 8, 8 x 25; benchmarks/families.py's
 ops_per_thread): the median CPU seconds of N runs, each in a fresh process (bench.py --one
@@ -58,11 +58,59 @@ def child(fam: str, n: int, prof: bool) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def micro() -> None:
+    """The per-term cost of the two ways to build terms: the encoder's ctypes AND/OR path
+    (encode/logic.py) against SMT-LIB text parsed by z3.parse_smt2_string with declared
+    decls; 40,000 assertions of (a and b) or (c and d), 120,000 terms."""
+    import time
+    import z3
+    from amdmm_smt.encode.logic import AND, OR
+    n = 200
+    v = [z3.Bool(f"v{i}") for i in range(n)]
+    idx = [(i, (i * 7 + 3) % n, (i + 1) % n, (i * 3 + 1) % n) for i in range(n)] * 200
+
+    def py() -> float:
+        # asserted as solve.py does: Z3_solver_assert directly, not Solver.add
+        s, t = z3.Solver(), time.process_time()
+        ctx, sol, assert_ = s.ctx.ref(), s.solver, z3.z3core.Z3_solver_assert
+        for a, b, c, d in idx:
+            assert_(ctx, sol, OR(AND(v[a], v[b]), AND(v[c], v[d])).as_ast())
+        return time.process_time() - t
+
+    def smt() -> float:
+        s, t = z3.Solver(), time.process_time()
+        txt = "".join(f"(assert (or (and v{a} v{b}) (and v{c} v{d})))\n" for a, b, c, d in idx)
+        s.add(z3.parse_smt2_string(txt, decls={f"v{i}": v[i] for i in range(n)}))
+        return time.process_time() - t
+
+    def smt_solver() -> float:
+        # the text straight into the solver (Z3_solver_from_string): no Python object per
+        # assertion; the constants declared in the text are the same terms as z3.Bool(name)
+        s, t = z3.Solver(), time.process_time()
+        txt = "".join(f"(declare-const v{i} Bool)\n" for i in range(n)) + "".join(
+            f"(assert (or (and v{a} v{b}) (and v{c} v{d})))\n" for a, b, c, d in idx)
+        s.from_string(txt)
+        return time.process_time() - t
+
+    tp = statistics.median(py() for _ in range(3))
+    ts = statistics.median(smt() for _ in range(3))
+    tf = statistics.median(smt_solver() for _ in range(3))
+    print(f"\n{'120,000 terms asserted':<36}{'CPU s':>8}{'us/term':>9}")
+    print(f"{'  ctypes AND/OR (encode/logic.py)':<36}{tp:>8.3f}{tp / 120000 * 1e6:>9.2f}")
+    print(f"{'  SMT-LIB text, parse_smt2_string':<36}{ts:>8.3f}{ts / 120000 * 1e6:>9.2f}")
+    print(f"{'  SMT-LIB text, Solver.from_string':<36}{tf:>8.3f}{tf / 120000 * 1e6:>9.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--micro", action="store_true",
+                    help="only the per-term cost: ctypes AND/OR against SMT-LIB text")
     a = ap.parse_args()
+    if a.micro:
+        micro()
+        return
     print(f"{'case':<36}{'median CPU s':>13}{'goal':>8}  runs")
     for name, fam, n, goal in CASES:
         cpus = [child(fam, n, False)["cpu"] for _ in range(a.runs)]
