@@ -2,6 +2,7 @@
 against Z3's check, for issue 30's three decide figures.
 
     PYTHONPATH=$PWD python3 benchmarks/encode_cost.py [--runs N] [--profile] [--micro]
+                                              [--model-file [--limit S]]
 
 For each case (4 threads x 16 operations, 16 x 8, 8 x 25; benchmarks/families.py's
 ops_per_thread): the median CPU seconds of N runs, each in a fresh process (bench.py --one
@@ -27,6 +28,22 @@ ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + HERE + os.pathsep
 CASES = [("decide 4 threads x 16 operations", "ops-per-thread", 16, 0.5),
          ("decide 16 threads x 8 operations", "ops-16threads", 8, 2.0),
          ("decide 8 threads x 25 operations", "ops-8threads", 25, 5.0)]
+
+_MODEL_CHILD = """
+import sys, json, time
+sys.argv = ['x']
+import bench
+from amdmm_smt.model import get_model
+from amdmm_smt.frontend.litmus import parse_text
+from amdmm_smt.solve import run_test
+fam, n, path, limit = %r, %d, %r, %r
+f = bench.CASES[fam] if fam in bench.CASES else bench.FAMILIES[fam][0]
+t = parse_text(f(n), 'x.yaml')
+m = get_model(path)
+c = time.process_time()
+r = run_test(t, m, timeout=limit, decide_only=True)
+print(json.dumps({'cpu': time.process_time() - c, 'status': r.status}))
+"""
 
 _CHILD = """
 import sys, json, cProfile, pstats, io
@@ -101,12 +118,31 @@ def micro() -> None:
     print(f"{'  SMT-LIB text, Solver.from_string':<36}{tf:>8.3f}{tf / 120000 * 1e6:>9.2f}")
 
 
+def model_file(limit: float) -> None:
+    """The same three cases through models/seed.cat compiled by encode/cat_z3.py (issue 30
+    item 1: a compiled model file should reach these figures too)."""
+    seed = os.path.join(ROOT, "models", "seed.cat")
+    print(f"\n{'models/seed.cat (cat_z3), one run':<36}{'CPU s':>13}{'goal':>8}")
+    for name, fam, n, goal in CASES:
+        out = subprocess.run([sys.executable, "-c", _MODEL_CHILD % (fam, n, seed, limit)],
+                             env=ENV, cwd=HERE, capture_output=True, text=True,
+                             check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        shown = f"{r['cpu']:.3f}" if r["status"] != "unknown" else f"> {limit:g}"
+        print(f"{name:<36}{shown:>13}{'< ' + format(goal, 'g'):>8}  "
+              f"{'met' if r['status'] != 'unknown' and r['cpu'] < goal else 'NOT met'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--micro", action="store_true",
                     help="only the per-term cost: ctypes AND/OR against SMT-LIB text")
+    ap.add_argument("--model-file", action="store_true",
+                    help="also the three cases through models/seed.cat (slow: a limit each)")
+    ap.add_argument("--limit", type=float, default=60.0,
+                    help="seconds for each --model-file case (default 60)")
     a = ap.parse_args()
     if a.micro:
         micro()
@@ -117,6 +153,8 @@ def main() -> None:
         med = statistics.median(cpus)
         print(f"{name:<36}{med:>13.3f}{'< ' + format(goal, 'g'):>8}  "
               f"{'met' if med < goal else 'NOT met'}  {' '.join(f'{c:.2f}' for c in cpus)}")
+    if a.model_file:
+        model_file(a.limit)
     if a.profile:
         print(f"\n{'profile (share of CPU under cProfile)':<36}{'Z3 check':>10}{'AND/OR':>9}"
               f"{'closure':>9}{'z3 __del__':>11}")
