@@ -42,6 +42,10 @@ class BarOp:
     ends: Optional[tuple] = None  # join: the named object it stops being joined to (S002
     #                               mutual exclusion of [0,16])
     label: str = ""
+    # issue 28.6: the k-th execution of its instruction's line in the wave's first thread
+    # when the line repeats (an unrolled loop, an inlined call): the `#k` of event labels
+    # (elaborate/events.py, `T:LINE#k`); 0 when the line runs once
+    iteration: int = 0
 
     @property
     def modifies(self) -> bool:
@@ -144,7 +148,10 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
     isfirst_regs: dict = {}
     objects: dict[tuple, dict] = {}
 
+    nth = 0                     # the iteration of the instruction being elaborated
+
     def new(kind, obj, wave, line, **kw) -> BarOp:
+        kw.setdefault("iteration", 0 if kw.get("implicit") else nth)
         op = BarOp(len(ops), kind, obj, wave, 0, line, **kw)
         ops.append(op)
         return op
@@ -202,6 +209,11 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
     for w, ths in enumerate(wave_threads):
         t0 = ths[0]
         seq: list[BarOp] = []
+        # issue 28.6: each execution of a repeated line is its own instance, numbered as
+        # events are (elaborate/events.py: `T:LINE#k`, k-th execution of the line)
+        lines = [ins.line for _, ins in bars[t0]]
+        repeated = {ln for ln in lines if lines.count(ln) > 1}
+        seen_line: dict[int, int] = {}
         current = None          # current named object: None (none), "null", or a key
         current_join: Optional[int] = None
         for k, (_, ins) in enumerate(bars[t0]):
@@ -209,6 +221,9 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
             regs = {t: bars[t][k][1].reg for t in ths if bars[t][k][1].reg}
             name, args = ins.intrinsic, ins.args
             line = ins.line
+            if line in repeated:
+                seen_line[line] = seen_line.get(line, 0) + 1
+            nth = seen_line.get(line, 0)
 
             def arity(n_min, n_max, form):
                 if not n_min <= len(args) <= n_max:
@@ -346,6 +361,7 @@ def elaborate_barriers(test: Test, model: Model, target: Target, paths: list) ->
             "wg" + repr(op.after) if op.wave is None else
             test.threads[wave_threads[op.wave][0]].name)
         what = op.kind + (f"({op.implicit})" if op.implicit else "")
-        op.label = f"{who}:{what}:{BarrierInfo.inst_name(op.obj)}@{op.line}"
+        it = f"#{op.iteration}" if op.iteration else ""
+        op.label = f"{who}:{what}:{BarrierInfo.inst_name(op.obj)}@{op.line}{it}"
     return BarrierInfo(ops, waves, wave_threads, wave_ops, objects, const_regs, isfirst_regs,
                        wg_drops)

@@ -77,7 +77,8 @@ def node_lines(e: dict) -> list:
     if e["kind"] == "init":
         return [e["id"], f"wrote {e.get('wrote', 'undef')}"]
     if e["kind"].startswith("barrier_"):
-        line = f"{e['thread']}:{e['line']}"
+        line = f"{e['thread']}:{e['line']}" + (f"#{e['iteration']}" if e.get("iteration")
+                                                  else "")
         return [f"{line}  {e['kind'][len('barrier_'):]}", e["object"]]
     return [f"{e['id']}  {e['short']}", ", ".join(effects(e) + [e["scope"]])]
 
@@ -109,8 +110,8 @@ def _edges(wt: dict, order: dict) -> list:
             out.append(("hb", h["from"], h["to"],
                         "hb" + (f" ({', '.join(g['spaces'])})" if multi else "")))
     ops = {o["id"] for o in wt.get("barrier_ops", [])}
-    for p in wt.get("barrier", []):
-        if p["arrive"] in ops and p["wait"] in ops:
+    for p in wt.get("barrier", []):      # transitively reduced, beyond program order
+        if p["arrive"] in ops and p["wait"] in ops and not p.get("po"):
             out.append(("bar", p["arrive"], p["wait"], "bar"))
     return out
 

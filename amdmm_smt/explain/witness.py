@@ -497,25 +497,53 @@ def _barrier_ops(x: Execution) -> list:
         t = ths[0]
         out.append({"id": op.label, "thread": el.thread_names[t], "pos": op.tpos[t],
                     "kind": "barrier_" + op.kind, "line": op.line,
+                    "iteration": op.iteration,
                     "object": info.inst_name(op.obj)})
     return out
 
 
 def _barrier_pairs(x: Execution, w: _W) -> tuple:
-    """issue 18.5: the barrier operations of this execution that order fences: each active
-    (arrive A, wait W) with A barrier-executes-before W (docs 10.5), and for every fence pair
-    F -> G that A -> W can synchronize (F before A, G after W, as encode.barrier.barrier_sw),
-    which pair it is."""
+    """issue 18.5, 28.6: the barrier operations of this execution that order fences: the
+    active (arrive A, wait W) with A barrier-executes-before W (docs 10.5), transitively
+    reduced as `_hb_reduced` reduces hb: a pair implied by a path of other pairs and the
+    program order of barrier operations in a wave (wave_ops) is left out, a pair of one wave
+    is marked `po` (program order already orders them); and for every fence pair F -> G that
+    A -> W can synchronize (F before A, G after W, as encode.barrier.barrier_sw), which pair
+    it is (an immediate one when one qualifies)."""
     info = x.elab.barrier
     if info is None:
         return [], {}
-    pairs, via = [], {}
-    fences = [e for e in x.ev if e.is_fence]
-    for (a, b), on in sorted(getattr(x, "bar_pair", {}).items()):
-        if not w.t(on):
+    active = [(a, b) for (a, b), on in sorted(getattr(x, "bar_pair", {}).items()) if w.t(on)]
+    succ: dict[int, set] = {}
+    for a, b in active:
+        succ.setdefault(a, set()).add(b)
+    for ids in info.wave_ops:             # program order of one wave's barrier operations
+        for a, b in zip(ids, ids[1:]):
+            succ.setdefault(a, set()).add(b)
+
+    def reaches(start: int, goal: int) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            n = todo.pop()
+            if n == goal:
+                return True
+            for m in succ.get(n, ()):
+                if m not in seen:
+                    seen.add(m)
+                    todo.append(m)
+        return False
+    pairs, via, reduced = [], {}, []
+    for a, b in active:
+        # redundant: b is reached from another successor of a (a path of two steps or more)
+        if any(reaches(c, b) for c in succ.get(a, ()) if c != b):
             continue
         A, W = info.ops[a], info.ops[b]
-        pairs.append({"arrive": A.label, "wait": W.label})
+        po = A.wave is not None and A.wave == W.wave and A.seq < W.seq
+        pairs.append({"arrive": A.label, "wait": W.label, "po": po})
+        reduced.append((a, b))
+    fences = [e for e in x.ev if e.is_fence]
+    for a, b in reduced + [p for p in active if p not in reduced]:
+        A, W = info.ops[a], info.ops[b]
         for f in fences:
             if f.thread not in A.tpos or f.pos >= A.tpos[f.thread]:
                 continue
@@ -793,7 +821,8 @@ def format_witness(wt: dict) -> list:
     for loc, ws in sorted(wt["co"].items()):
         out.append(f"modification order @{loc}: " + " < ".join(ws))
     for bp in wt.get("barrier", []):
-        out.append(f"barrier: {bp['arrive']} barrier-executes-before {bp['wait']}")
+        if not bp.get("po"):
+            out.append(f"barrier: {bp['arrive']} barrier-executes-before {bp['wait']}")
     for u in wt.get("unspecified_completion", []):
         out.append(f"unspecified completion (R-call-async-seq): asyncmark {u['mark']} "
                    + (f"completed at {u['completed_at']} and after" if u["completed_at"]
