@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .svg import EDGE_STYLE, draw, effects  # noqa: F401  (effects: witness.py)
+from .svg import EDGE_STYLE, draw, drawn_sw, effects, node_lines  # noqa: F401  (effects: witness.py)
 
 COL_W, ROW_H, NODE_W, NODE_H, MARGIN = 250, 92, 196, 44, 30
 
@@ -22,7 +22,9 @@ COL_W, ROW_H, NODE_W, NODE_H, MARGIN = 250, 92, 196, 44, 30
 def _layout(wt: dict):
     """Node positions (centre x, y) and the edges (kind, from, to, label)."""
     threads = wt["threads"]
-    events = wt["events"]
+    # issue 28.6: the explicit barrier operations are nodes too, one per operation and
+    # iteration, in program order among the events of their wave's first thread
+    events = _nodes(wt)
     inits = [e for e in events if e["thread"] is None]
     top = 1 if inits else 0
     pos = {}
@@ -45,7 +47,7 @@ def _layout(wt: dict):
         for a, b in zip(ws, ws[1:]):
             edges.append(("co", a, b, "co"))
     sw = set()
-    for s in wt["sw"]:
+    for s in drawn_sw(wt):
         sw.add((s["from"], s["to"]))
         edges.append(("sw", s["from"], s["to"],
                       "sw (barrier)" if "barrier" in s else "sw"))
@@ -56,7 +58,15 @@ def _layout(wt: dict):
                 continue
             lab = "hb" + (f" ({', '.join(g['spaces'])})" if multi else "")
             edges.append(("hb", h["from"], h["to"], lab))
+    ops = {o["id"] for o in wt.get("barrier_ops", [])}
+    for p in wt.get("barrier", []):      # transitively reduced, beyond program order
+        if p["arrive"] in ops and p["wait"] in ops and not p.get("po"):
+            edges.append(("bar", p["arrive"], p["wait"], "bar"))
     return pos, edges
+
+
+def _nodes(wt: dict) -> list:
+    return list(wt["events"]) + list(wt.get("barrier_ops", []))
 
 
 def _in_order(events: list, t: str) -> list:
@@ -65,6 +75,8 @@ def _in_order(events: list, t: str) -> list:
 
 
 def _label(e: dict) -> list[str]:
+    if e["kind"].startswith("barrier_"):
+        return node_lines(e)
     if e["thread"] is None:
         return [e["id"], f"wrote {e.get('wrote', 'undef')}"]
     first = f"{e['id']}  {e['short']}"
@@ -76,13 +88,15 @@ def to_dot(wt: dict, title: str = "") -> str:
     out = ["digraph witness {", f"  label={_q(title)}; labelloc=t;",
            "  node [shape=box, fontname=\"monospace\", fontsize=10];",
            "  edge [fontname=\"sans-serif\", fontsize=9];"]
-    ids = {e["id"]: f"e{i}" for i, e in enumerate(wt["events"])}
-    inits = [e for e in wt["events"] if e["thread"] is None]
+    nodes = _nodes(wt)
+    ids = {e["id"]: (f"e{i}" if i < len(wt["events"]) else f"b{i - len(wt['events'])}")
+           for i, e in enumerate(nodes)}
+    inits = [e for e in nodes if e["thread"] is None]
     if inits:
         out.append("  { rank=min; " + " ".join(ids[e["id"]] for e in inits) + "; }")
     for ci, t in enumerate(wt["threads"]):
         out.append(f"  subgraph cluster_{ci} {{ label={_q(t)};")
-        for e in wt["events"]:
+        for e in nodes:
             if e["thread"] == t:
                 out.append(_dot_node(ids[e["id"]], e, pos))
         out.append("  }")
@@ -101,8 +115,11 @@ def to_dot(wt: dict, title: str = "") -> str:
 
 def _dot_node(nid: str, e: dict, pos: dict) -> str:
     x, y = pos[e["id"]]
+    extra = ""
+    if e["kind"].startswith("barrier_"):      # as svg.py draws them: rounded, teal fill
+        extra = ', style="rounded,filled", fillcolor="#e0f2f1"'
     return (f"    {nid} [label={_q(chr(10).join(_label(e)))}, "
-            f"pos=\"{x:.0f},{-y:.0f}!\"];")
+            f"pos=\"{x:.0f},{-y:.0f}!\"{extra}];")
 
 
 def _q(s: str) -> str:

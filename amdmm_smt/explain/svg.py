@@ -99,7 +99,7 @@ def _edges(wt: dict, order: dict) -> list:
         if w in nxt and nxt[w] != r:
             out.append(("fr", r, nxt[w], "fr"))
     sw = set()
-    for s in wt["sw"]:
+    for s in drawn_sw(wt):
         sw.add((s["from"], s["to"]))
         out.append(("sw", s["from"], s["to"], "sw (barrier)" if "barrier" in s else "sw"))
     multi = len(wt["hb"]) > 1
@@ -114,6 +114,14 @@ def _edges(wt: dict, order: dict) -> list:
         if p["arrive"] in ops and p["wait"] in ops and not p.get("po"):
             out.append(("bar", p["arrive"], p["wait"], "bar"))
     return out
+
+
+def drawn_sw(wt: dict) -> list:
+    """The synchronizes-with edges a picture draws: those in happens-before's transitive
+    reduction (issue 28.6: an sw implied by a chain of others, e.g. a barrier of an earlier
+    iteration ordering every later fence, is not drawn; the text lists every sw)."""
+    immediate = {(h["from"], h["to"]) for g in wt["hb"] for h in g["edges"]}
+    return [s for s in wt["sw"] if (s["from"], s["to"]) in immediate]
 
 
 def _in_order(nodes: list, t: str) -> list:
