@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .svg import EDGE_STYLE, draw, drawn_sw, effects, node_lines  # noqa: F401  (effects: witness.py)
+from .svg import BROKEN, EDGE_STYLE, draw, drawn_sw, effects, node_lines  # noqa: F401  (effects: witness.py)
 
 COL_W, ROW_H, NODE_W, NODE_H, MARGIN = 250, 92, 196, 44, 30
 
@@ -62,6 +62,8 @@ def _layout(wt: dict):
     for p in wt.get("barrier", []):      # transitively reduced, beyond program order
         if p["arrive"] in ops and p["wait"] in ops and not p.get("po"):
             edges.append(("bar", p["arrive"], p["wait"], "bar"))
+    for w, r in (wt.get("broken") or {}).get("may_see", []):   # issue 28.6, as svg.py
+        edges.append(("maysee", w, r, "may see"))
     return pos, edges
 
 
@@ -102,9 +104,18 @@ def to_dot(wt: dict, title: str = "") -> str:
         out.append("  }")
     for e in inits:
         out.append(_dot_node(ids[e["id"]], e, pos))
+    broken = wt.get("broken") or {}
+    bev = set(broken.get("events", [])) | {w for w, _ in broken.get("may_see", [])}
+    bpairs = {frozenset(p) for p in broken.get("edges", [])} | {
+        frozenset(p) for p in broken.get("may_see", [])}
+    for e in nodes:                       # a closest candidate: what breaks the rule, in red
+        if e["id"] in bev:
+            out.append(f"  {ids[e['id']]} [color={_q(BROKEN)}, penwidth=3];")
     for kind, a, b, lab in edges:
         colour, dashed = EDGE_STYLE[kind]
         attrs = [f"label={_q(lab)}", f"color={_q(colour)}", f"fontcolor={_q(colour)}"]
+        if frozenset((a, b)) in bpairs:
+            attrs.append("penwidth=3")
         if dashed:
             attrs.append("style=dashed")
         attrs.append("weight=10" if kind == "po" else "constraint=false")

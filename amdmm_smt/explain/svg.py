@@ -23,7 +23,9 @@ EDGE_STYLE = {          # kind -> (colour, dashed)
     "hb": ("#ef6c00", True),
     "fr": ("#6a1b9a", True),
     "bar": ("#00838f", False),
+    "maysee": ("#d50000", True),     # a closest candidate: a write the broken read may see
 }
+LEGEND = {"maysee": "may see (S000)"}
 
 
 def effects(e: dict) -> list[str]:
@@ -113,6 +115,10 @@ def _edges(wt: dict, order: dict) -> list:
     for p in wt.get("barrier", []):      # transitively reduced, beyond program order
         if p["arrive"] in ops and p["wait"] in ops and not p.get("po"):
             out.append(("bar", p["arrive"], p["wait"], "bar"))
+    # issue 28.6: the writes a read of a broken value-rule instance may see (witness.py
+    # _candidate), each an edge to the read, marked with the rule
+    for w, r in (wt.get("broken") or {}).get("may_see", []):
+        out.append(("maysee", w, r, "may see"))
     return out
 
 
@@ -256,7 +262,7 @@ def layout(wt: dict, title: str = "", forbidden_by: list = None, spread: int = 0
     kinds = [k for k in EDGE_STYLE if any(g["kind"] == k for g in geo)]
     broken = wt.get("broken")
     legend_y = bottom + 30
-    items = [(k, text_w(k) + 44) for k in kinds]
+    items = [(k, text_w(LEGEND.get(k, k)) + 44) for k in kinds]
     if broken is not None:
         items.append(("broken", text_w("breaks the rule") + 44))
     lx, ly = MARGIN, legend_y
@@ -318,6 +324,9 @@ def draw(wt: dict, title: str = "", forbidden_by: list = None) -> str:
     broken = g["broken"] or {}
     bev = set(broken.get("events", []))
     bpairs = {frozenset(p) for p in broken.get("edges", [])}
+    for w, r in broken.get("may_see", []):     # the writes the read may see: marked too
+        bev.add(w)
+        bpairs.add(frozenset((w, r)))
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0f}" height="{H:.0f}" '
            f'viewBox="0 0 {W:.0f} {H:.0f}" font-family="DejaVu Sans Mono, monospace" '
            f'font-size="{SMALL}">', "<defs>"]
@@ -385,6 +394,6 @@ def draw(wt: dict, title: str = "", forbidden_by: list = None) -> str:
         dash = ' stroke-dasharray="6,4"' if dashed else ""
         out.append(f'<g class="legend"><line x1="{x}" y1="{y - 4}" x2="{x + 30}" y2="{y - 4}" '
                    f'stroke="{colour}" stroke-width="2"{dash}/>'
-                   f'<text x="{x + 36}" y="{y}" fill="{colour}">{k}</text></g>')
+                   f'<text x="{x + 36}" y="{y}" fill="{colour}">{LEGEND.get(k, k)}</text></g>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

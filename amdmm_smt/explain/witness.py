@@ -299,9 +299,28 @@ def _candidate(t: "_Tracked", drop: list, deadline: float) -> dict:
         one, two = _mentions(c, labels)
         events |= one
         pairs |= two
+    may_rec = []
+    if F.READ_VALUE in drop:
+        # issue 28.6: with the read-value rule dropped its may-see variables are free; say for
+        # each read the broken instances are about which writes it may see by S000's
+        # definition (on this candidate's location order and happens-before, which hold as
+        # defined), and mark them: the writes whose values the rule would allow instead
+        from ..encode.values import may_see
+        wm = _W(x, m)
+        by_label = {e.label: e for e in x.ev}
+        for k, rec in enumerate(wt["reads"]):
+            r = by_label[rec["read"]]
+            if r.label not in events:
+                continue
+            ms = [e for e in x.elab.writes_to(r.loc)
+                  if e.id != r.id and wm.t(may_see(x, r, e))]
+            wt["reads"][k] = _read(x, wm, r, ms)
+            may_rec += [[e.label, r.label] for e in ms]
     broken_rec = {"instances": len(bad), "fewest": minimal,
                   "events": sorted(events),
                   "edges": sorted(sorted(p) for p in pairs)}
+    if may_rec:
+        broken_rec["may_see"] = may_rec
     wt["broken"] = broken_rec
     return {"dropped": [{"family": f, "source": F.describe(f)[0],
                          "sentence": F.describe(f)[1]} for f in drop],
@@ -599,11 +618,14 @@ def _hb_reduced(x: Execution, w: _W) -> list:
     return out
 
 
-def _read(x: Execution, w: _W, r: Event) -> dict:
+def _read(x: Execution, w: _W, r: Event, ms: Optional[list] = None) -> dict:
+    """One read of the witness; `ms`: the writes it may see when not read off the encoding's
+    may-see variables (a closest candidate with the read-value rule dropped)."""
     el = x.elab
     sp = x.space(r)
     ws = [e for e in el.writes_to(r.loc) if e.id != r.id]
-    ms = [e for e in ws if w.t(x.maysee.get((e.id, r.id), False))]
+    if ms is None:
+        ms = [e for e in ws if w.t(x.maysee.get((e.id, r.id), False))]
     lo = [e for e in ws if w.t(x.lo(e, r))]
     lo_ids = {e.id for e in lo}
     if not lo:
@@ -798,6 +820,9 @@ def format_closest(cl: dict) -> list:
     out.append(f"  broken: {br['instances']} instance{'s' if br['instances'] != 1 else ''} of "
                f"the rule{'' if br['fewest'] else ' (fewest not proven)'}, about "
                + (", ".join(br["events"]) or "no event"))
+    for wlab, rlab in br.get("may_see", []):
+        out.append(f"  {rlab} may see {wlab} (S000 \"R may see any write to the same byte, "
+                   "except\" the two exceptions; marked)")
     out += ["  " + ln for ln in format_witness(wt)]
     return out
 
