@@ -17,7 +17,7 @@ import z3
 
 from ..encode import families as F
 from ..frontend.async_intrinsics import SEED_STAGE, STAGE_NAME
-from ..elaborate.events import Elab, Event, compatible, elaborate
+from ..elaborate.events import Elab, Event, _part, compatible, elaborate
 from ..encode import encode
 from ..encode.avvis import av_scope, make_available
 from ..encode.execution import Execution
@@ -25,7 +25,7 @@ from .graph import effects
 from ..ir import CLUSTER, LEVEL_NAME, SYSTEM, WAVEFRONT, WORKGROUP, Condition, Test
 from ..model import Model
 from ..outcomes import format_state, projection
-from ..ir import POISON
+from ..ir import POISON, is_acquire, is_release
 from ..solve import cond_z3, model_of, refine, set_params, signed, term_z3
 
 
@@ -422,7 +422,7 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
     for e in ev:
         d = {"id": e.label, "thread": None if e.is_init else el.thread_names[e.thread],
              "pos": e.pos, "kind": e.kind, "loc": e.loc,
-             "text": f"initial write of @{e.loc}" if e.is_init else e.instr.text,
+             "text": f"initial write of @{e.loc}" if e.is_init else _text(e),
              "line": None if e.is_init else e.instr.line, "short": _short(e),
              "scope": instance(el, e, el.scope_in(e, x.space(e)) if e.loc else e.scope)}
         if e.reads:
@@ -459,6 +459,9 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
                          for i in range(len(el.thread_names))}}
     if bar_pairs:
         out["barrier"] = bar_pairs
+    note = _barrier_memory_note(x, bar_pairs, sw_list)
+    if note:
+        out["barrier_memory"] = note
     unspec = _unspecified(x, w)
     if unspec:
         out["unspecified_completion"] = unspec
@@ -466,6 +469,16 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
     if ops:
         out["barrier_ops"] = ops
     return out
+
+
+def _text(e: Event) -> str:
+    """An event's instruction text; the two halves of a copy (an async copy's A.r / A.w, a
+    synchronous LDS DMA's .r / .w, docs 11.3, 16.1) say which half they are (issue 28.6)."""
+    half = {"dma_read": "read", "dma_write": "write"}.get(e.kind) or {
+        ".r": "read", ".w": "write"}.get(_part(e.instr), "")
+    if half:
+        return f"copy {half} of @{e.loc}: {e.instr.text}"
+    return e.instr.text
 
 
 def _unspecified(x: Execution, w: _W) -> list:
@@ -519,6 +532,56 @@ def _barrier_ops(x: Execution) -> list:
                     "iteration": op.iteration,
                     "object": info.inst_name(op.obj)})
     return out
+
+
+# S002 (seed 002, "Barriers only synchronize execution", the note of the execution-barrier
+# model) and S003 (seed 003, its note on barrier-executes-before), quoted verbatim
+S002_EXEC_ONLY = ("Barriers only synchronize execution and do not affect the visibility of "
+                  "memory operations between threads.")
+S003_EXEC_ONLY = ("Barriers only synchronize execution, not memory: S -> W in "
+                  "barrier-executes-before does not imply S happens-before W")
+
+
+def _barrier_memory_note(x: Execution, pairs: list, sw: list) -> str:
+    """issue 28.6, docs/semantics.md 10.7 R-bar-exec-only: when the test has barrier arrives
+    or waits and no synchronizes-with of this execution goes through a barrier, why no fence
+    makes the barrier order memory, with the sentences of S002 and S003 that say a barrier
+    alone orders none. "" otherwise."""
+    info = x.elab.barrier
+    if info is None or any("barrier" in s for s in sw):
+        return ""
+    ops = [op for op in info.ops if not op.implicit and op.wave is not None
+           and op.kind in ("arrive", "wait")]
+    if not ops:
+        return ""
+    fences = [e for e in x.ev if e.is_fence]
+
+    def fenced(op) -> bool:           # docs 10.5: BR (release before A) / BA (acquire after W)
+        return any(f.thread in op.tpos and (
+            (op.kind == "arrive" and is_release(f.order) and f.pos < op.tpos[f.thread]) or
+            (op.kind == "wait" and is_acquire(f.order) and f.pos > op.tpos[f.thread]))
+            for f in fences)
+    br = any(fenced(op) for op in ops if op.kind == "arrive")
+    ba = any(fenced(op) for op in ops if op.kind == "wait")
+    if not br and not ba:
+        why = ("no release fence is program-ordered before any barrier arrive and no acquire "
+               "fence after any barrier wait (no barrier-arrive-release, no "
+               "barrier-wait-acquire, docs 10.5)")
+    elif not br:
+        why = ("no release fence is program-ordered before any barrier arrive (no "
+               "barrier-arrive-release, docs 10.5)")
+    elif not ba:
+        why = ("no acquire fence is program-ordered after any barrier wait (no "
+               "barrier-wait-acquire, docs 10.5)")
+    elif not any(not p.get("po") for p in pairs):
+        why = ("no fenced arrive barrier-executes-before a fenced wait of another wave in this "
+               "execution")
+    else:
+        why = ("no barrier-arrive-release synchronizes-with a barrier-wait-acquire: the scopes, "
+               "-one-as or address spaces do not allow it (R-bar-sw-conditions, docs 10.5)")
+    return (f"the barriers order no memory here: {why}. S002: \"{S002_EXEC_ONLY}\" S003: "
+            f"\"{S003_EXEC_ONLY}\" (docs/semantics.md 10.7 R-bar-exec-only; they still order "
+            "execution: a read before a barrier cannot see a write after it, R-bar-hb-exec)")
 
 
 def _barrier_pairs(x: Execution, w: _W) -> tuple:
@@ -583,6 +646,8 @@ def _short(e: Event) -> str:
     parts = [KIND_ABBR.get(e.kind, e.kind)]
     if e.kind == "rmw":
         parts[0] = f"RMW.{e.instr.op}"
+    if not e.is_init and (e.kind in ("dma_read", "dma_write") or _part(e.instr)):
+        parts[0] = "R.copy" if e.reads else "W.copy"     # a copy's half (issue 28.6)
     if e.loc:
         parts.append(f"@{e.loc}")
     if e.order and not e.is_init:
@@ -848,6 +913,8 @@ def format_witness(wt: dict) -> list:
     for bp in wt.get("barrier", []):
         if not bp.get("po"):
             out.append(f"barrier: {bp['arrive']} barrier-executes-before {bp['wait']}")
+    if wt.get("barrier_memory"):
+        out.append("barrier: " + wt["barrier_memory"])
     for u in wt.get("unspecified_completion", []):
         out.append(f"unspecified completion (R-call-async-seq): asyncmark {u['mark']} "
                    + (f"completed at {u['completed_at']} and after" if u["completed_at"]
