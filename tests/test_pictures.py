@@ -40,6 +40,9 @@ CASES = {
     "corr": ("classic/CoRR+mono.agent.diff-wg.yaml", None, False),
     "mp-forbidden": ("classic/MP+rel-acq.agent.diff-wg.yaml", None, False),
     "loop-forbidden": ("cflow/MP+spin.agent.diff-wg.yaml", None, False),
+    # issue 28.6: barrier operations of a loop, and a forbidden barrier outcome
+    "tiled": ("barrier/bar-loop-tiled-2tiles-2barriers.yaml", "W0:%s == 3 && W1:%s == 3", True),
+    "barrier-forbidden": ("barrier/bar-MP-fences-wg.yaml", "T1:%r == 0", False),
 }
 
 
@@ -135,6 +138,89 @@ def test_barrier_operations_are_drawn_with_their_order():
     edges = [p.get("data-kind") for p in root.iter(f"{NS}path") if p.get("class") == "edge"]
     assert "bar" in edges and "sw" in edges
     assert wt["barrier"] and all(p["arrive"] in _svg("barrier") for p in wt["barrier"])
+
+
+# ---- barrier operations per iteration (issue 28.6) -------------------------------------------
+
+# By hand, from the test and the seed documents: two waves of one workgroup each run the loop
+# twice (unroll 2), two s.barrier per iteration (lines 29, 34 in W0; 50, 55 in W1); S002: an
+# s.barrier is an arrive then a wait (docs 10.3), so each wave performs 2 x 2 x 2 = 8 barrier
+# operations, 16 in all, each its own instance `@LINE#k`. The workgroup barrier's expected
+# count is the number of waves, 2 (S002 table), so phase j holds the j-th arrive of each wave
+# and its waits complete with it: each arrive barrier-executes-before both waits of its phase
+# and, through program order, every later wait. Transitively reduced (with program order):
+# per phase the two arrive -> wait edges across the waves (the same-wave one is program
+# order), 4 phases, 8 edges. Every arrive has a release fence before it and every wait an
+# acquire fence after it (docs 10.5 BR / BA), so each of the 8 edges carries one immediate
+# sw (barrier) between those fences; the other sw are implied by them and program order.
+_TILED_PHASES = [(29, 50, 1), (34, 55, 1), (29, 50, 2), (34, 55, 2)]
+
+
+def _bar(w: str, kind: str, line: int, k: int) -> str:
+    return f"{w}:{kind}:workgroup barrier@{line}#{k}"
+
+
+def test_loop_barrier_operations_are_drawn_once_per_iteration():
+    wt = _drawn("tiled")[0]
+    root = ET.fromstring(_svg("tiled"))
+    nodes = [g for g in root.iter(f"{NS}g") if g.get("class") == "node"
+             and g.get("data-kind") == "barrier"]
+    want = {_bar(w, kind, ln, k) for a, b, k in _TILED_PHASES
+            for w, ln in (("W0", a), ("W1", b)) for kind in ("arrive", "wait")}
+    assert len(want) == 16
+    assert sorted(g.get("data-id") for g in nodes) == sorted(want)
+    texts = {t.text for g in nodes for t in g.iter(f"{NS}text")}
+    assert {"W0:29#1  arrive", "W0:29#2  arrive", "W1:55#2  wait"} <= texts
+    g = layout(*_drawn("tiled"))
+    bar = sorted((e["from"], e["to"]) for e in g["edges"] if e["kind"] == "bar")
+    want_bar = sorted(p for a, b, k in _TILED_PHASES for p in (
+        (_bar("W0", "arrive", a, k), _bar("W1", "wait", b, k)),
+        (_bar("W1", "arrive", b, k), _bar("W0", "wait", a, k))))
+    assert bar == want_bar
+    assert not any(e["from"] == e["to"] for e in g["edges"])
+    sw = [e for e in g["edges"] if e["kind"] == "sw"]
+    assert len(sw) == 8 and all(e["label"] == "sw (barrier)" for e in sw)
+    # the text: one line per immediate pair, none repeated
+    from amdmm_smt.explain.witness import format_text
+    lines = [ln for ln in format_text(_case("tiled")[3]).splitlines()
+             if ln.strip().startswith("barrier:")]
+    assert len(lines) == 8 and len(set(lines)) == 8
+    assert sorted(ln.strip() for ln in lines) == sorted(
+        f"barrier: {a} barrier-executes-before {b}" for a, b in want_bar)
+    assert sorted((p["arrive"], p["wait"]) for p in wt["barrier"] if not p["po"]) == want_bar
+
+
+def test_loop_barrier_operations_in_dot():
+    from amdmm_smt.explain.graph import to_dot
+    dot = to_dot(_drawn("tiled")[0], "tiled")
+    nodes = [ln for ln in dot.splitlines() if "[label=" in ln and "->" not in ln
+             and "rounded" in ln]
+    assert len(nodes) == 16 and len({ln.split()[0] for ln in nodes}) == 16
+    assert any('"W0:34#2  wait\\nworkgroup barrier"' in ln for ln in nodes)
+    assert dot.count('label="bar"') == 8
+
+
+def test_forbidden_barrier_outcome_marks_the_write_the_read_may_see():
+    # by hand (S000, docs 10.5): in bar-MP-fences-wg T0's store is made available by the
+    # release fence, the fences synchronize through the barrier, the acquire fence makes it
+    # visible, so the store is location-ordered before the load and hides the initial write
+    # (first may-see exception); the load does not happen-before it. The load may see exactly
+    # the store, and value rule case (4) gives 1: `r == 0` breaks the read-value rule alone,
+    # and the picture marks the store with a "may see" edge to the read
+    dropped, wt = _recheck("barrier-forbidden")
+    assert dropped == {"read-value rule"}
+    assert wt["broken"]["may_see"] == [["T0:19", "T1:26"]]
+    read = next(r for r in wt["reads"] if r["read"] == "T1:26")
+    assert read["may_see"] == ["T0:19"] and read["rule"].startswith("(4)")
+    g = layout(*_drawn("barrier-forbidden"))
+    assert [(e["from"], e["to"]) for e in g["edges"] if e["kind"] == "maysee"] == [
+        ("T0:19", "T1:26")]
+    root = ET.fromstring(_svg("barrier-forbidden"))
+    marked = {g.get("data-id") for g in root.iter(f"{NS}g") if g.get("class") == "node"
+              and any(r.get("stroke") == "#d50000" for r in g.iter(f"{NS}rect"))}
+    assert {"T0:19", "T1:26"} <= marked
+    from amdmm_smt.explain.witness import format_text
+    assert "T1:26 may see T0:19" in format_text(_case("barrier-forbidden")[3])
 
 
 def test_forbidden_picture_names_the_rule_and_marks_it():
