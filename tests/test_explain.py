@@ -603,3 +603,52 @@ def test_barrier_witness_names_the_barrier_operations():
     assert any("arrive" in p["arrive"] and "wait" in p["wait"] for p in pairs)
     sw = [s for s in ok.witness["sw"] if "barrier" in s]
     assert sw and sw[0]["from"].startswith("T0:") and sw[0]["to"].startswith("T1:")
+
+
+# ---- barriers that order no memory, copies' halves (issue 28.6) -----------------------------
+
+# seed 002 (AMDGPUUsage, the execution-barrier model's note) and seed 003 (PR 170447's note on
+# barrier-executes-before), verbatim (003 without its reStructuredText markup)
+S002_EXEC_ONLY = ("Barriers only synchronize execution and do not affect the visibility of "
+                  "memory operations between threads.")
+S003_EXEC_ONLY = ("Barriers only synchronize execution, not memory: S -> W in "
+                  "barrier-executes-before does not imply S happens-before W")
+
+
+def test_a_barrier_without_fences_says_it_orders_no_memory():
+    # by hand (docs 10.5, 10.7 R-bar-exec-only): bar-MP-no-fences has no release fence before
+    # any arrive and no acquire fence after any wait, so no barrier-arrive-release /
+    # barrier-wait-acquire exists and no sw goes through the barrier; the read is undef
+    from amdmm_smt.explain.witness import format_text
+    ok, _, _ = _ex("barrier/bar-MP-no-fences.yaml", "T1:%r == undef")
+    assert ok.reachable
+    note = ok.witness["barrier_memory"]
+    assert S002_EXEC_ONLY in note and S003_EXEC_ONLY in note and "R-bar-exec-only" in note
+    assert "no release fence" in note and "no acquire fence" in note
+    assert "barrier: the barriers order no memory" in format_text(ok)
+    # the forbidden value: the closest candidate says it too
+    no, t, m = _ex("barrier/bar-MP-no-fences.yaml", "T1:%r == 1")
+    assert no.reachable is False
+    no = explain(t, m, parse_outcome(t, "T1:%r == 1"), with_closest=True)
+    assert S002_EXEC_ONLY in no.closest["witness"]["barrier_memory"]
+    # fences present but -one-as (UP 2.3 condition 3): no sw, the reason is the sw conditions
+    one, _, _ = _ex("barrier/bar-MP-one-as.yaml", "T1:%r == undef")
+    assert "R-bar-sw-conditions" in one.witness["barrier_memory"]
+    # fenced MP through the barrier: the fences synchronize, nothing to say
+    ok, _, _ = _ex("barrier/bar-MP-fences-wg.yaml", "T1:%r == 1")
+    assert "barrier_memory" not in ok.witness
+    assert [(p["arrive"], p["wait"], p["po"]) for p in ok.witness["barrier"]] == [
+        ("T0:arrive:workgroup barrier@21", "T1:wait:workgroup barrier@24", False)]
+
+
+def test_copy_halves_say_which_half_they_are():
+    # docs 16.1: a synchronous LDS DMA is a read of the source (.r) and a write of the
+    # destination (.w); docs 11.3: an async copy's A.r and A.w likewise
+    for path, outcome in (("forms/sync-dma-read-after.yaml", "T0:%r == 7"),
+                          ("async/async-read-after-wait.yaml", "T0:%r0 == 7 && @l == 7")):
+        ok, _, _ = _ex(path, outcome)
+        assert ok.reachable, path
+        ev = {e["id"]: e for e in ok.witness["events"]}
+        r, w = ev["T0:19.r"], ev["T0:19.w"]
+        assert r["text"].startswith("copy read of @g: call") and r["short"] == "R.copy @g"
+        assert w["text"].startswith("copy write of @l: call") and w["short"] == "W.copy @l"
