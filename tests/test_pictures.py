@@ -311,8 +311,13 @@ def test_closest_candidate_in_text_json_and_cli(tmp_path):
     assert "forbidden by:" in svg and "#2" in svg
 
 
+DOCS_PICTURES = (("iriw", "explain-iriw.svg"), ("corr", "explain-corr-closest.svg"),
+                 ("tiled", "explain-bar-loop-tiled.svg"),
+                 ("barrier-forbidden", "explain-bar-mp-closest.svg"))
+
+
 def test_docs_example_pictures_are_what_the_tool_draws():
-    for name, fname in (("iriw", "explain-iriw.svg"), ("corr", "explain-corr-closest.svg")):
+    for name, fname in DOCS_PICTURES:
         path = os.path.join(ROOT, "docs", "pictures", fname)
         with open(path, encoding="utf-8") as f:
             assert f.read() == _svg(name), \
@@ -321,7 +326,7 @@ def test_docs_example_pictures_are_what_the_tool_draws():
 
 def _write_docs_pictures() -> None:
     os.makedirs(os.path.join(ROOT, "docs", "pictures"), exist_ok=True)
-    for name, fname in (("iriw", "explain-iriw.svg"), ("corr", "explain-corr-closest.svg")):
+    for name, fname in DOCS_PICTURES:
         with open(os.path.join(ROOT, "docs", "pictures", fname), "w", encoding="utf-8") as f:
             f.write(_svg(name))
 

@@ -350,6 +350,12 @@ def _part(ins: Instr) -> str:
     return ""
 
 
+def copy_part(ins: Instr) -> str:
+    """`.r` / `.w` for the two halves of a synchronous LDS DMA (docs 16.1), "" otherwise
+    (explain names the halves of a copy by it)."""
+    return _part(ins)
+
+
 def async_events(i: Event, n: int) -> list:
     """S004: "Each asynchronous operation consists of a non-atomic read on the source and a
     non-atomic write on the destination" (docs §11.3: A.r, A.w, with I's thread and tags)."""

@@ -17,7 +17,7 @@ import z3
 
 from ..encode import families as F
 from ..frontend.async_intrinsics import SEED_STAGE, STAGE_NAME
-from ..elaborate.events import Elab, Event, _part, compatible, elaborate
+from ..elaborate.events import Elab, Event, compatible, copy_part, elaborate
 from ..encode import encode
 from ..encode.avvis import av_scope, make_available
 from ..encode.execution import Execution
@@ -475,7 +475,7 @@ def _text(e: Event) -> str:
     """An event's instruction text; the two halves of a copy (an async copy's A.r / A.w, a
     synchronous LDS DMA's .r / .w, docs 11.3, 16.1) say which half they are (issue 28.6)."""
     half = {"dma_read": "read", "dma_write": "write"}.get(e.kind) or {
-        ".r": "read", ".w": "write"}.get(_part(e.instr), "")
+        ".r": "read", ".w": "write"}.get(copy_part(e.instr), "")
     if half:
         return f"copy {half} of @{e.loc}: {e.instr.text}"
     return e.instr.text
@@ -646,7 +646,7 @@ def _short(e: Event) -> str:
     parts = [KIND_ABBR.get(e.kind, e.kind)]
     if e.kind == "rmw":
         parts[0] = f"RMW.{e.instr.op}"
-    if not e.is_init and (e.kind in ("dma_read", "dma_write") or _part(e.instr)):
+    if not e.is_init and (e.kind in ("dma_read", "dma_write") or copy_part(e.instr)):
         parts[0] = "R.copy" if e.reads else "W.copy"     # a copy's half (issue 28.6)
     if e.loc:
         parts.append(f"@{e.loc}")
@@ -885,9 +885,16 @@ def format_closest(cl: dict) -> list:
     out.append(f"  broken: {br['instances']} instance{'s' if br['instances'] != 1 else ''} of "
                f"the rule{'' if br['fewest'] else ' (fewest not proven)'}, about "
                + (", ".join(br["events"]) or "no event"))
+    reads = {r["read"]: r for r in wt["reads"]}
+    ms: dict = {}
     for wlab, rlab in br.get("may_see", []):
-        out.append(f"  {rlab} may see {wlab} (S000 \"R may see any write to the same byte, "
-                   "except\" the two exceptions; marked)")
+        ms.setdefault(rlab, []).append(wlab)
+    for rlab, ws in ms.items():
+        r = reads[rlab]
+        got = f"from {r['reads_from']}" if r["reads_from"] else "no write"
+        out.append(f"  {rlab} may see {', '.join(ws)} (S000 \"R may see any write to the same "
+                   f"byte, except\" the two exceptions; marked), value rule {r['rule']}; "
+                   f"the candidate reads {r['value']}, {got}")
     out += ["  " + ln for ln in format_witness(wt)]
     return out
 
