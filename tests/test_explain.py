@@ -652,3 +652,45 @@ def test_copy_halves_say_which_half_they_are():
         r, w = ev["T0:19.r"], ev["T0:19.w"]
         assert r["text"].startswith("copy read of @g: call") and r["short"] == "R.copy @g"
         assert w["text"].startswith("copy write of @l: call") and w["short"] == "W.copy @l"
+
+
+LOOP_COPY_BARRIER = """name: loop-copy-barrier
+target: gfx1250
+unroll: 2
+memory:
+  g: {space: global, init: 10}
+  l: {space: local, init: 0}
+threads:
+  T0:
+    code: |
+      entry:
+        br label %loop
+      loop:
+        %i = phi i32 [ 0, %entry ], [ %n, %loop ]
+        call void @llvm.amdgcn.load.async.to.lds.p1(ptr addrspace(1) @g, ptr addrspace(3) @l, i32 4, i32 0, i32 0)
+        call void @llvm.amdgcn.s.barrier()
+        %n = add i32 %i, 1
+        %c = icmp slt i32 %n, 2
+        br i1 %c, label %loop, label %exit
+      exit:
+        call void @llvm.amdgcn.wait.asyncmark(i16 0)
+"""
+
+
+def test_async_and_barrier_operations_of_a_loop_have_their_iteration():
+    # issue 28.6: the loop runs twice (unroll 2, the counter folds: one complete path), so the
+    # copy on line 14 is two asynchronous operations, each with its read and write (docs
+    # 11.3), and the s.barrier on line 15 two arrives and two waits (S002, docs 10.3): every
+    # one named by its iteration, none sharing a name
+    t = parse_text(LOOP_COPY_BARRIER, "loop.yaml")
+    m = get_model(None)
+    cts = [ct for ct, cut in combos(t, unroll_bound(t, None))[2] if not cut]
+    assert len(cts) == 1
+    el = elaborate(cts[0], m)
+    labels = [e.label for e in el.events]
+    assert len(set(labels)) == len(labels)
+    assert {"T0:14#1", "T0:14#1.r", "T0:14#1.w", "T0:14#2", "T0:14#2.r", "T0:14#2.w"} <= set(
+        labels)
+    ops = [op.label for op in el.barrier.ops if not op.implicit]
+    assert sorted(ops) == sorted(f"T0:{k}:workgroup barrier@15#{i}" for k in ("arrive", "wait")
+                                 for i in (1, 2))
