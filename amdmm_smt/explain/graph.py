@@ -2,8 +2,10 @@
 in program order (its name and where it runs on top), the initial writes above; edges po
 (black), rf (red), co (blue), fr (purple, dashed), sw (green), happens-before beyond program
 order and sw (orange, dashed, transitively reduced), barrier-executes-before between barrier
-operations (teal). A closest candidate of a forbidden outcome (witness.closest) has the events
-and edges of the rule it breaks marked, and the rule in a caption.
+operations (teal; one node per operation and loop iteration, edges transitively reduced,
+issue 28.6). A closest candidate of a forbidden outcome (witness.closest) has the events and
+edges of the rule it breaks marked, and the rule in a caption; with the read-value rule
+broken, the writes the read may see are marked with a `may see` edge to it.
 
 `to_dot` writes Graphviz source (node positions pinned, so `neato -n2` keeps the columns; `dot`
 lays it out by itself); `to_svg` (svg.py) lays the picture out and writes SVG itself, so no
