@@ -26,23 +26,43 @@ MODELS = [m.name for m in list_models()]
 AFTER = solve.LIST_INSIDE_AFTER      # the default
 
 
-def _run(t, inside: bool, monkeypatch, after: int = 0, **kw):
+def _run(t, inside: bool, monkeypatch, after: int = 0, proof: list = None, **kw):
     """The result and the number of solver checks, with the listing inside one search (from
-    `after` outcomes on) or the plain loop."""
+    `after` outcomes on) or the plain loop; `proof` gets the number of checks made by
+    solve._fixed_bits (which bits vary) in each listing."""
     monkeypatch.setattr(solve, "LIST_INSIDE", inside)
     monkeypatch.setattr(solve, "LIST_INSIDE_AFTER", after)
     checks = []
     real = z3.Solver.check
+    real_fixed = solve._fixed_bits
 
     def check(self, *a):
         checks.append(1)
         return real(self, *a)
+
+    def fixed_bits(*a):
+        before = len(checks)
+        try:
+            return real_fixed(*a)
+        finally:
+            if proof is not None:
+                proof.append(len(checks) - before)
     monkeypatch.setattr(z3.Solver, "check", check)
+    monkeypatch.setattr(solve, "_fixed_bits", fixed_bits)
     try:
         r = solve.run_test(t, get_model(t.model), timeout=kw.pop("timeout", 120), **kw)
     finally:
         monkeypatch.setattr(z3.Solver, "check", real)
+        monkeypatch.setattr(solve, "_fixed_bits", real_fixed)
     return r, len(checks)
+
+
+def _varying_bits(states) -> int:
+    """How many bits of the packed states differ between some two of them."""
+    n0, vary = states.ints[0], 0
+    for n in states.ints:
+        vary |= n ^ n0
+    return bin(vary).count("1")
 
 
 def _same(a, b) -> None:
@@ -55,15 +75,26 @@ def test_one_search_lists_the_loops_states_in_one_check(text, monkeypatch):
     t = parse_text(text, "f.yaml")
     plain, n_plain = _run(t, False, monkeypatch)
     assert len(plain.states) > 20
-    # the loop: one check per outcome and one to end; inside: the whole listing is one
-    inside, n_inside = _run(t, True, monkeypatch)
+    # the loop: one check per outcome and one to end; inside: the whole listing is one,
+    # after the proof of which bits of the projection vary (solve._fixed_bits, p checks): a
+    # check that finds a first state, one per state that shows more bits varying (at most
+    # one per such bit), and the UNSAT one; the p - 1 states those find are blocked
+    vary = _varying_bits(plain.states)
+    assert 0 < vary < len(plain.states)
+    proof: list = []
+    inside, n_inside = _run(t, True, monkeypatch, proof=proof)
     _same(inside, plain)
-    assert n_plain - n_inside == len(plain.states)
+    (p,) = proof
+    assert 2 <= p <= vary + 2
+    assert n_plain - n_inside == len(plain.states) - p
     # by default the first outcomes come from the loop (as fast for a few), then one search
     assert 0 < AFTER < 20
-    inside, n_inside = _run(t, True, monkeypatch, after=AFTER)
+    proof = []
+    inside, n_inside = _run(t, True, monkeypatch, after=AFTER, proof=proof)
     _same(inside, plain)
-    assert n_plain - n_inside == len(plain.states) - AFTER
+    (p,) = proof
+    assert 1 <= p <= vary + 1
+    assert n_plain - n_inside == len(plain.states) - AFTER - p
 
 
 def test_only_bit_level_encodings_are_listed_inside():
@@ -108,7 +139,8 @@ def test_a_projection_the_propagator_cannot_read_falls_back_to_a_model(monkeypat
     inside, n_inside = _run(t, True, monkeypatch)
     plain, n_plain = _run(t, False, monkeypatch)
     _same(inside, plain)
-    assert n_inside == n_plain and len(plain.states) == 16
+    # each check finds one state, as in the loop; one more proves which bits vary
+    assert n_inside == n_plain + 1 and len(plain.states) == 16
 
 
 def test_the_outcome_cap_stops_both_alike(monkeypatch):
