@@ -176,3 +176,25 @@ def test_the_watchdog_stops_the_search_at_the_deadline(monkeypatch):
     assert r.status == "unknown" and "timeout after 1.5 s" in r.limit, r.limit
     assert 0 < len(decoded) < 1024          # stopped inside the listing, not run to the end
     assert time.monotonic() - t0 < 30
+
+
+@pytest.mark.parametrize("text,bits", [(sb_ring(6), 6), (iriw(3), 6), (mp_chain(6), 8)],
+                         ids=["sb-ring-6", "iriw-3", "mp-chain-6"])
+def test_the_propagator_watches_only_the_bits_that_vary(text, bits, monkeypatch):
+    # issue 30 item 2 (docs/semantics.md section 14): the conflict that excludes a state, and
+    # the clause Z3 learns from it and keeps, is over the watched variable's bits. Derived
+    # from outcomes.pack_values (33 bits a key: undef bit 32, value xor 2^31): a register
+    # that reads 0 or 1 (0x80000000 or 0x80000001) varies in bit 0 only: six registers in
+    # SB-ring-6 and IRIW-3 (every location has an initial write: never undef); MP-chain-6's
+    # T1..T5:%r read 0 or 1 (5 bits) and T5:%d is undef or 1 (2^32 or 0x80000001: bits
+    # 32, 31 and 0), 8 bits; instead of 33 per key (198)
+    widths = []
+    real = solve._Lister.watch
+
+    def watch(self, *a):
+        real(self, *a)
+        widths.append(self.var.size())
+    monkeypatch.setattr(solve._Lister, "watch", watch)
+    r, _ = _run(parse_text(text, "f.yaml"), True, monkeypatch, after=AFTER)
+    assert widths == [bits] == [_varying_bits(r.states)]
+    assert len(r.states[0]) * 33 == 198
