@@ -357,12 +357,12 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
                 if inside and lister is None and len(found) >= LIST_INSIDE_AFTER:
                     inside = _bit_level(s)
                     if inside:
-                        fixed = _fixed_bits(s, dog, proj, found, limit)
-                        if isinstance(fixed, str):
-                            return False, fixed
-                        if fixed is None:
+                        bits = _bit_classes(s, dog, proj, found, limit)
+                        if isinstance(bits, str):
+                            return False, bits
+                        if bits is None:
                             return True, ""
-                        lister = _Lister.attach(s, proj, *fixed)
+                        lister = _Lister.attach(s, proj, *bits)
                 if lister is not None:
                     lister.start(found, limit)
                 r = dog.check()
@@ -386,40 +386,52 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
             lister.stop()
 
 
-def _fixed_bits(s: z3.Solver, dog, proj: _Projector, found: set, limit):
-    """The bits of the packed projection that are the same in every state the solver allows
-    (issue 30 item 2; docs/semantics.md section 14, "The propagator watches the bits that
-    vary"): (mask of those bits, their values); None when `found` holds every state the solver
-    allows (the listing is complete: no state, or only one); a string: why the listing
-    stopped.
+def _bit_classes(s: z3.Solver, dog, proj: _Projector, found: set, limit):
+    """How the bits of the packed projection vary over the states the solver allows (issue
+    30 item 2; docs/semantics.md section 14, "The propagator watches the bits that vary"):
+    (S0, classes): every state is S0 with some of the classes (disjoint bit masks) flipped,
+    each whole or not at all; None when `found` holds every state the solver allows (the
+    listing is complete: no state, or only one); a string: why the listing stopped.
 
-    The bits that differ between two states in `found` vary; the others are asked of the
-    solver: a state whose masked bits differ from the first state's is a new state (added
-    to `found` and blocked) whose differing bits vary too; UNSAT proves the rest fixed. Z3 learns the
-    propagator's conflict on every bit of the variable it watches (the fixed ones too, when
-    the search fixed them: a register's 32 value bits are bit-blasted variables), so
-    watching only the bits that vary makes that clause a few literals instead of 33 per
-    key (the 17-thread ring: 17 instead of 561)."""
+    From the states in `found` (S0 the first): bits that no state flips from S0 are the
+    fixed bits; bits that every state flips together or not at all are one class. The
+    solver is asked for a state that breaks this: a fixed bit flipped, or a class flipped in
+    part; such a state is new (added to `found` and blocked, as by the loop) and splits the
+    classes further; UNSAT proves them. Z3 learns the propagator's conflict as a clause over
+    every bit of the variable it watches (the fixed ones too, when the search fixed them: a
+    register's 32 value bits are bit-blasted variables), so watching one bit per class
+    makes that clause a few literals instead of 33 per key (the 17-thread ring: 17 instead
+    of 561)."""
     width = proj.packed.size()
     n0 = next(iter(found), None)       # None: no state yet, any state is a new one
-    vary = 0
+    fixed, classes = (1 << width) - 1, []
+
+    def split(d: int) -> None:         # a state S0 ^ d
+        nonlocal fixed, classes
+        out = []
+        for m in classes:
+            a, b = m & d, m & ~d
+            out += [a, b] if a and b else [m]
+        if fixed & d:
+            out.append(fixed & d)
+            fixed &= ~d
+        classes = out
     for n in found:
-        vary |= n ^ n0
-    full = (1 << width) - 1
+        split(n ^ n0)
     while True:
-        mask = full & ~vary
-        if not mask:
-            return mask, 0
         s.push()
         try:
             if n0 is not None:
-                s.add(proj.packed & mask != n0 & mask)
+                x = proj.packed ^ z3.BitVecVal(n0, width)
+                broken = [(x & fixed) != 0] if fixed else []
+                broken += [AND((x & m) != 0, (x & m) != m) for m in classes if m & (m - 1)]
+                s.add(OR(broken) if broken else z3.BoolVal(False, s.ctx))
             r = dog.check()
             n = proj.read(model_of(s)) if r == z3.sat else None
         finally:
             s.pop()
         if r == z3.unsat:     # no state, or one: n0 (every bit fixed), listed
-            return None if n0 is None or mask == full else (mask, n0 & mask)
+            return None if n0 is None or not classes else (n0, sorted(classes, reverse=True))
         if r == z3.unknown:
             return _gave_up(s, dog.fired)
         if n not in found:
@@ -429,7 +441,7 @@ def _fixed_bits(s: z3.Solver, dog, proj: _Projector, found: set, limit):
         s.add(proj.differs(proj.decode(n)))   # blocked, as by the loop
         if n0 is None:
             n0 = n
-        vary |= n ^ n0
+        split(n ^ n0)
 
 
 def _bit_level(s: z3.Solver) -> bool:
@@ -469,14 +481,13 @@ class _Lister:
     final check through."""
 
     @classmethod
-    def attach(cls, s: z3.Solver, proj: _Projector, mask: int = 0,
-               fixed: int = 0) -> "_Lister":
+    def attach(cls, s: z3.Solver, proj: _Projector, n0: int, classes: list) -> "_Lister":
         lister = getattr(s, "_amdmm_lister", None)
         if lister is None:
             lister = s._amdmm_lister = cls(s)
         # Z3 takes one propagator per solver: it watches each listing's own variable (its
         # definition may be in a scope popped since)
-        lister.watch(proj, mask, fixed)
+        lister.watch(proj, n0, classes)
         return lister
 
     def __init__(self, s: z3.Solver):
@@ -497,27 +508,21 @@ class _Lister:
         core.Z3_solver_propagate_fixed(self.ctx, s.solver, self._cbs[3])
         core.Z3_solver_propagate_final(self.ctx, s.solver, self._cbs[4])
 
-    def watch(self, proj: _Projector, mask: int = 0, fixed: int = 0) -> None:
-        """Watch a fresh variable equal to the bits of the packed projection outside `mask`
-        (the bits that vary; those in `mask` are `fixed` in every state: _fixed_bits)."""
+    def watch(self, proj: _Projector, n0: int, classes: list) -> None:
+        """Watch a fresh variable equal to one bit of the packed projection per class (its
+        highest), the first class most significant (_bit_classes: every state is n0 with some
+        classes flipped, each whole)."""
         self.proj, self.val = proj, None
         self.saved = [None] * len(self.saved)     # not fixed in any scope open now
-        width = proj.packed.size()
-        # the runs of varying bits, most significant first: (lowest bit, length)
-        runs, i = [], width - 1
-        while i >= 0:
-            if mask >> i & 1:
-                i -= 1
-                continue
-            j = i
-            while j > 0 and not mask >> (j - 1) & 1:
-                j -= 1
-            runs.append((j, i - j + 1))
-            i = j - 1
-        self.fixed, self.runs = fixed, runs
-        term = z3.Concat(*[z3.Extract(lo + n - 1, lo, proj.packed) for lo, n in runs]) \
-            if len(runs) > 1 else z3.Extract(runs[0][0] + runs[0][1] - 1, runs[0][0],
-                                             proj.packed)
+        reps = [m.bit_length() - 1 for m in classes]
+        # the state whose representative bits are all 0; a 1 in the variable flips its class
+        base = n0
+        for m, b in zip(classes, reps):
+            if n0 >> b & 1:
+                base ^= m
+        self.base, self.classes = base, classes[::-1]     # least significant first
+        bits = [z3.Extract(b, b, proj.packed) for b in reps]
+        term = z3.Concat(*bits) if len(bits) > 1 else bits[0]
         self.var = z3.FreshConst(z3.BitVecSort(term.size(), self.zctx), "proj")
         z3.z3core.Z3_solver_assert(self.ctx, self.solver, (self.var == term).as_ast())
         z3.z3core.Z3_solver_propagate_register(self.ctx, self.solver, self.var.as_ast())
@@ -550,10 +555,11 @@ class _Lister:
             return               # an earlier listing's variable
         try:
             v = int(z3.z3core.Z3_get_numeral_string(self.ctx, _ast(value)))
-            n = self.fixed       # the packed state: the varying bits put back in place
-            for lo, w in reversed(self.runs):
-                n |= (v & ((1 << w) - 1)) << lo
-                v >>= w
+            n = self.base        # the packed state: each class whose bit is 1 flipped
+            for m in self.classes:
+                if v & 1:
+                    n ^= m
+                v >>= 1
             self.val = n
         except BaseException as e:     # noqa: BLE001 - raised again after the check
             self.error = self.error or e
