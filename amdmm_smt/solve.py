@@ -475,7 +475,8 @@ def _ast(ptr: int) -> z3.Ast:
 
 class _Lister:
     """The listing inside one search (see _enumerate): a user propagator on the packed
-    projection, through Z3's C API (a callback per fixed projection and per final check, no
+    projection (one bit of each class of its bits that flip together: _bit_classes; docs
+    section 14), through Z3's C API (a callback per fixed projection and per final check, no
     Python wrapper objects). One per solver, attached to it for the solver's life (Z3 calls
     back into it); outside a listing it only tracks the projection's value and lets every
     final check through."""
