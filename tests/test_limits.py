@@ -314,7 +314,8 @@ def test_a_cancel_after_the_deadline_is_a_timeout_wherever_it_lands(monkeypatch)
                 tried += 1
         # and the same test in the same process afterwards: the full answer again
         again = solve.run_test(parse_text(text, f"{name}.yaml"), model, timeout=600, **kw)
-        assert again.status == clean.status and again.states == clean.states, (name, again.why, again.limit)
+        assert again.status == clean.status and again.states == clean.states, \
+            (name, again.why, again.limit)
     assert tried > 200, tried
 
 
