@@ -357,7 +357,12 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
                 if inside and lister is None and len(found) >= LIST_INSIDE_AFTER:
                     inside = _bit_level(s)
                     if inside:
-                        lister = _Lister.attach(s, proj)
+                        bits = _bit_classes(s, dog, proj, found, limit)
+                        if isinstance(bits, str):
+                            return False, bits
+                        if bits is None:
+                            return True, ""
+                        lister = _Lister.attach(s, proj, *bits)
                 if lister is not None:
                     lister.start(found, limit)
                 r = dog.check()
@@ -379,6 +384,64 @@ def _enumerate(s: z3.Solver, proj: _Projector, keys: list, max_outcomes: int,
     finally:
         if lister is not None:
             lister.stop()
+
+
+def _bit_classes(s: z3.Solver, dog, proj: _Projector, found: set, limit):
+    """How the bits of the packed projection vary over the states the solver allows (issue
+    30 item 2; docs/semantics.md section 14, "The propagator watches the bits that vary"):
+    (S0, classes): every state is S0 with some of the classes (disjoint bit masks) flipped,
+    each whole or not at all; None when `found` holds every state the solver allows (the
+    listing is complete: no state, or only one); a string: why the listing stopped.
+
+    From the states in `found` (S0 the first): bits that no state flips from S0 are the
+    fixed bits; bits that every state flips together or not at all are one class. The
+    solver is asked for a state that breaks this: a fixed bit flipped, or a class flipped in
+    part; such a state is new (added to `found` and blocked, as by the loop) and splits the
+    classes further; UNSAT proves them. Z3 learns the propagator's conflict as a clause over
+    every bit of the variable it watches (the fixed ones too, when the search fixed them: a
+    register's 32 value bits are bit-blasted variables), so watching one bit per class
+    makes that clause a few literals instead of 33 per key (the 17-thread ring: 17 instead
+    of 561)."""
+    width = proj.packed.size()
+    n0 = next(iter(found), None)       # None: no state yet, any state is a new one
+    fixed, classes = (1 << width) - 1, []
+
+    def split(d: int) -> None:         # a state S0 ^ d
+        nonlocal fixed, classes
+        out = []
+        for m in classes:
+            a, b = m & d, m & ~d
+            out += [a, b] if a and b else [m]
+        if fixed & d:
+            out.append(fixed & d)
+            fixed &= ~d
+        classes = out
+    for n in found:
+        split(n ^ n0)
+    while True:
+        s.push()
+        try:
+            if n0 is not None:
+                x = proj.packed ^ z3.BitVecVal(n0, width)
+                broken = [(x & fixed) != 0] if fixed else []
+                broken += [AND((x & m) != 0, (x & m) != m) for m in classes if m & (m - 1)]
+                s.add(OR(broken) if broken else z3.BoolVal(False, s.ctx))
+            r = dog.check()
+            n = proj.read(model_of(s)) if r == z3.sat else None
+        finally:
+            s.pop()
+        if r == z3.unsat:     # no state, or one: n0 (every bit fixed), listed
+            return None if n0 is None or not classes else (n0, sorted(classes, reverse=True))
+        if r == z3.unknown:
+            return _gave_up(s, dog.fired)
+        if n not in found:
+            if len(found) >= limit:
+                return f"stopped at {limit} outcomes"
+            found.add(n)
+        s.add(proj.differs(proj.decode(n)))   # blocked, as by the loop
+        if n0 is None:
+            n0 = n
+        split(n ^ n0)
 
 
 def _bit_level(s: z3.Solver) -> bool:
@@ -412,18 +475,21 @@ def _ast(ptr: int) -> z3.Ast:
 
 class _Lister:
     """The listing inside one search (see _enumerate): a user propagator on the packed
-    projection, through Z3's C API (a callback per fixed projection and per final check, no
+    projection (one bit of each class of its bits that flip together: _bit_classes; docs
+    section 14), through Z3's C API (a callback per fixed projection and per final check, no
     Python wrapper objects). One per solver, attached to it for the solver's life (Z3 calls
     back into it); outside a listing it only tracks the projection's value and lets every
     final check through."""
 
     @classmethod
-    def attach(cls, s: z3.Solver, proj: _Projector) -> "_Lister":
+    def attach(cls, s: z3.Solver, proj: _Projector, n0: int, classes: list) -> "_Lister":
         lister = getattr(s, "_amdmm_lister", None)
         if lister is None:
             lister = s._amdmm_lister = cls(s)
-        lister.watch(proj)     # Z3 takes one propagator per solver: it watches each listing's
-        return lister          # own variable (its definition may be in a scope popped since)
+        # Z3 takes one propagator per solver: it watches each listing's own variable (its
+        # definition may be in a scope popped since)
+        lister.watch(proj, n0, classes)
+        return lister
 
     def __init__(self, s: z3.Solver):
         core = z3.z3core
@@ -443,12 +509,23 @@ class _Lister:
         core.Z3_solver_propagate_fixed(self.ctx, s.solver, self._cbs[3])
         core.Z3_solver_propagate_final(self.ctx, s.solver, self._cbs[4])
 
-    def watch(self, proj: _Projector) -> None:
-        """Watch a fresh variable equal to the packed projection."""
+    def watch(self, proj: _Projector, n0: int, classes: list) -> None:
+        """Watch a fresh variable equal to one bit of the packed projection per class (its
+        highest), the first class most significant (_bit_classes: every state is n0 with some
+        classes flipped, each whole)."""
         self.proj, self.val = proj, None
         self.saved = [None] * len(self.saved)     # not fixed in any scope open now
-        self.var = z3.FreshConst(z3.BitVecSort(proj.packed.size(), self.zctx), "proj")
-        z3.z3core.Z3_solver_assert(self.ctx, self.solver, (self.var == proj.packed).as_ast())
+        reps = [m.bit_length() - 1 for m in classes]
+        # the state whose representative bits are all 0; a 1 in the variable flips its class
+        base = n0
+        for m, b in zip(classes, reps):
+            if n0 >> b & 1:
+                base ^= m
+        self.base, self.classes = base, classes[::-1]     # least significant first
+        bits = [z3.Extract(b, b, proj.packed) for b in reps]
+        term = z3.Concat(*bits) if len(bits) > 1 else bits[0]
+        self.var = z3.FreshConst(z3.BitVecSort(term.size(), self.zctx), "proj")
+        z3.z3core.Z3_solver_assert(self.ctx, self.solver, (self.var == term).as_ast())
         z3.z3core.Z3_solver_propagate_register(self.ctx, self.solver, self.var.as_ast())
         self.ids = (z3.Ast * 1)(self.var.as_ast())
         self.var_ptr = self.var.as_ast().value
@@ -478,7 +555,13 @@ class _Lister:
         if term != self.var_ptr:
             return               # an earlier listing's variable
         try:
-            self.val = int(z3.z3core.Z3_get_numeral_string(self.ctx, _ast(value)))
+            v = int(z3.z3core.Z3_get_numeral_string(self.ctx, _ast(value)))
+            n = self.base        # the packed state: each class whose bit is 1 flipped
+            for m in self.classes:
+                if v & 1:
+                    n ^= m
+                v >>= 1
+            self.val = n
         except BaseException as e:     # noqa: BLE001 - raised again after the check
             self.error = self.error or e
 

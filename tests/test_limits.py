@@ -312,9 +312,14 @@ def test_a_cancel_after_the_deadline_is_a_timeout_wherever_it_lands(monkeypatch)
                 inj.arm(None)
                 _no_cancel_left()
                 tried += 1
-        # and the same test in the same process afterwards: the full answer again
+        # and the same test in the same process afterwards: the full answer again (not
+        # injected: a last point whose run made fewer calls left the injector armed; Z3's
+        # search, hence the number of the listing's callbacks, can differ by one after the
+        # interrupted runs)
+        inj.arm(None)
         again = solve.run_test(parse_text(text, f"{name}.yaml"), model, timeout=600, **kw)
-        assert again.status == clean.status and again.states == clean.states, name
+        assert again.status == clean.status and again.states == clean.states, \
+            (name, again.why, again.limit)
     assert tried > 200, tried
 
 

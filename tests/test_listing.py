@@ -26,23 +26,48 @@ MODELS = [m.name for m in list_models()]
 AFTER = solve.LIST_INSIDE_AFTER      # the default
 
 
-def _run(t, inside: bool, monkeypatch, after: int = 0, **kw):
+def _run(t, inside: bool, monkeypatch, after: int = 0, proof: list = None, **kw):
     """The result and the number of solver checks, with the listing inside one search (from
-    `after` outcomes on) or the plain loop."""
+    `after` outcomes on) or the plain loop; `proof` gets the number of checks made by
+    solve._bit_classes (how the bits vary) in each listing."""
     monkeypatch.setattr(solve, "LIST_INSIDE", inside)
     monkeypatch.setattr(solve, "LIST_INSIDE_AFTER", after)
     checks = []
     real = z3.Solver.check
+    real_fixed = solve._bit_classes
 
     def check(self, *a):
         checks.append(1)
         return real(self, *a)
+
+    def fixed_bits(*a):
+        before = len(checks)
+        try:
+            return real_fixed(*a)
+        finally:
+            if proof is not None:
+                proof.append(len(checks) - before)
     monkeypatch.setattr(z3.Solver, "check", check)
+    monkeypatch.setattr(solve, "_bit_classes", fixed_bits)
     try:
         r = solve.run_test(t, get_model(t.model), timeout=kw.pop("timeout", 120), **kw)
     finally:
         monkeypatch.setattr(z3.Solver, "check", real)
+        monkeypatch.setattr(solve, "_bit_classes", real_fixed)
     return r, len(checks)
+
+
+def _bit_classes(states) -> int:
+    """Into how many classes the bits of the packed states fall that some state flips from
+    the first one, two bits in one class when every state flips both or neither (computed
+    column by column, not as solve._bit_classes splits them)."""
+    n0 = states.ints[0]
+    columns = set()
+    for j in range(max(n.bit_length() for n in states.ints) + 1):
+        col = tuple((n ^ n0) >> j & 1 for n in states.ints)
+        if any(col):
+            columns.add(col)
+    return len(columns)
 
 
 def _same(a, b) -> None:
@@ -55,15 +80,26 @@ def test_one_search_lists_the_loops_states_in_one_check(text, monkeypatch):
     t = parse_text(text, "f.yaml")
     plain, n_plain = _run(t, False, monkeypatch)
     assert len(plain.states) > 20
-    # the loop: one check per outcome and one to end; inside: the whole listing is one
-    inside, n_inside = _run(t, True, monkeypatch)
+    # the loop: one check per outcome and one to end; inside: the whole listing is one,
+    # after the proof of how the bits of the projection vary (solve._bit_classes, p checks):
+    # a check that finds a first state, one per state that splits the classes further (at
+    # most one per class), and the UNSAT one; the p - 1 states those find are blocked
+    vary = _bit_classes(plain.states)
+    assert 0 < vary < len(plain.states)
+    proof: list = []
+    inside, n_inside = _run(t, True, monkeypatch, proof=proof)
     _same(inside, plain)
-    assert n_plain - n_inside == len(plain.states)
+    (p,) = proof
+    assert 2 <= p <= vary + 2
+    assert n_plain - n_inside == len(plain.states) - p
     # by default the first outcomes come from the loop (as fast for a few), then one search
     assert 0 < AFTER < 20
-    inside, n_inside = _run(t, True, monkeypatch, after=AFTER)
+    proof = []
+    inside, n_inside = _run(t, True, monkeypatch, after=AFTER, proof=proof)
     _same(inside, plain)
-    assert n_plain - n_inside == len(plain.states) - AFTER
+    (p,) = proof
+    assert 1 <= p <= vary + 1
+    assert n_plain - n_inside == len(plain.states) - AFTER - p
 
 
 def test_only_bit_level_encodings_are_listed_inside():
@@ -108,7 +144,8 @@ def test_a_projection_the_propagator_cannot_read_falls_back_to_a_model(monkeypat
     inside, n_inside = _run(t, True, monkeypatch)
     plain, n_plain = _run(t, False, monkeypatch)
     _same(inside, plain)
-    assert n_inside == n_plain and len(plain.states) == 16
+    # each check finds one state, as in the loop; one more proves which bits vary
+    assert n_inside == n_plain + 1 and len(plain.states) == 16
 
 
 def test_the_outcome_cap_stops_both_alike(monkeypatch):
@@ -144,3 +181,31 @@ def test_the_watchdog_stops_the_search_at_the_deadline(monkeypatch):
     assert r.status == "unknown" and "timeout after 1.5 s" in r.limit, r.limit
     assert 0 < len(decoded) < 1024          # stopped inside the listing, not run to the end
     assert time.monotonic() - t0 < 30
+
+
+@pytest.mark.parametrize("text,bits", [(sb_ring(6), 6), (iriw(3), 6), (mp_chain(6), 6),
+                                       (sb_ring(6).replace("i32 1,", "i32 305419896,"), 6)],
+                         ids=["sb-ring-6", "iriw-3", "mp-chain-6", "sb-ring-6-wide"])
+def test_the_propagator_watches_one_bit_per_class(text, bits, monkeypatch):
+    # issue 30 item 2 (docs/semantics.md section 14): the conflict that excludes a state, and
+    # the clause Z3 learns from it and keeps, is over the watched variable's bits. Derived
+    # from outcomes.pack_values (33 bits a key: undef bit 32, value xor 2^31): a register
+    # that reads 0 or 1 (0x80000000 or 0x80000001) varies in bit 0 only: six registers in
+    # SB-ring-6 and IRIW-3 (every location has an initial write: never undef), each on its
+    # own (every combination is allowed: 64 states). MP-chain-6's T1..T5:%r read 0 or 1 (5
+    # bits); T5:%d is undef or 1 (2^32 or 0x80000001): its bits 32, 31 and 0 flip together,
+    # one class, and not with any one register (undef unless all five read 1): 6. With
+    # 0x12345678 stored instead of 1 (13 bits set), each register's 13 bits flip together:
+    # still 6. Instead of 33 bits per key (198)
+    widths = []
+    real = solve._Lister.watch
+
+    def watch(self, *a):
+        real(self, *a)
+        widths.append(self.var.size())
+    monkeypatch.setattr(solve._Lister, "watch", watch)
+    r, _ = _run(parse_text(text, "f.yaml"), True, monkeypatch, after=AFTER)
+    plain, _ = _run(parse_text(text, "f.yaml"), False, monkeypatch)
+    _same(r, plain)
+    assert widths == [bits] == [_bit_classes(r.states)]
+    assert len(r.states[0]) * 33 == 198
