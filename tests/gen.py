@@ -606,6 +606,8 @@ def cflow_test(rng, name: str = "gen-cf") -> str:
 UNDEF_OPS = ["and", "or", "xor", "add", "sub", "mul", "shl", "lshr", "ashr"]
 UNDEF_CONSTS = [0, -1, 1, 8, 12, 255, 256, 31, 32, 3]
 ALL_PREDS = ["eq", "ne", "slt", "sgt", "sle", "sge", "ult", "ugt", "ule", "uge"]
+RMW_OPS = ["xchg", "add", "sub", "and", "or", "xor", "max", "min", "umax", "umin"]
+BYTE_CONSTS = [0, 1, 5, 255, 256, 257, 0xFF00, 0x1FF, 0xFFFF, -1, -256, 0x7FFFFFFF, -2147483648]
 
 
 def cflow_undef_test(rng, name: str = "gen-undef") -> str:
@@ -648,6 +650,16 @@ def cflow_undef_test(rng, name: str = "gen-undef") -> str:
         if rng.random() < 0.5:
             # issue 31 item 2: memory holds bytes (a partly undef value stored, read back)
             code.append(f"store i32 {rng.choice(regs[1:])}, ptr addrspace(1) @f")
+            if rng.random() < 0.4:
+                # issue 31 gap 1: an RMW / cmpxchg reads and writes the partly undef bytes
+                if rng.random() < 0.6:
+                    code.append(f"%v5 = atomicrmw {rng.choice(RMW_OPS)} ptr addrspace(1) @f, "
+                                f"i32 {rng.choice(BYTE_CONSTS + regs[1:])} monotonic")
+                else:
+                    code.append(f"%v5 = cmpxchg ptr addrspace(1) @f, i32 "
+                                f"{rng.choice(BYTE_CONSTS + regs[1:])}, i32 9 monotonic "
+                                f"monotonic")
+                regs.append("%v5")
             code.append(f"%v3 = load i32, ptr addrspace(1) @f")
             code.append(f"%v4 = {rng.choice(['lshr', 'and', 'add'])} i32 %v3, "
                         f"{rng.choice([8, 255, 1])}")
@@ -695,8 +707,6 @@ def cflow_undef_test(rng, name: str = "gen-undef") -> str:
     return "\n".join(lines) + "\n"
 
 
-RMW_OPS = ["xchg", "add", "sub", "and", "or", "xor", "max", "min", "umax", "umin"]
-BYTE_CONSTS = [0, 1, 5, 255, 256, 257, 0xFF00, 0x1FF, 0xFFFF, -1, -256, 0x7FFFFFFF, -2147483648]
 
 
 def cflow_undef_bytes_test(rng, name: str = "gen-bytes") -> str:
