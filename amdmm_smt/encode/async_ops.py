@@ -25,6 +25,8 @@ def write_values(x: Execution) -> None:
                 # docs 15.4 R-mem-bytes / 11.3 (S004 "a non-atomic read on the source and a
                 # non-atomic write on the destination"): the bytes A.r read, undef ones undef
                 x.wmask[e.id] = x.rmask[r]
+            if r in getattr(x, "rpoison", {}):       # docs 15.4 R-mem-poison: poison copied
+                x.wpoison[e.id] = x.rpoison[r]
 
 
 def choices(x: Execution) -> dict:

@@ -137,11 +137,13 @@ def tri(x, thread: str, op):
     cache = x.__dict__.setdefault("_tri", {})
     if key in cache:
         return cache[key]
+    # docs 15.4 R-mem-poison: a read of a poison write is poison
+    rp = getattr(x, "rpoison", {}).get(x.elab.regs.get(key), False)
     if key in x.elab.regs and x.elab.regs[key] in getattr(x, "rmask", {}):
         i = x.elab.regs[key]         # docs 15.4 R-mem-bytes: a read of some undef bytes
-        t = (False, x.rmask[i], x.rval[i])
+        t = (rp, x.rmask[i], x.rval[i])
     elif key in x.bar_regs or key in x.elab.regs:
-        t = _tri_of_pair(*x.regval(thread, op.name))
+        t = (rp,) + _tri_of_pair(*x.regval(thread, op.name))[1:]
     else:
         t = _norm(x, f"{thread}_{op.name}", _compute_tri(x, thread, x.elab.comp[key]))
     cache[key] = t

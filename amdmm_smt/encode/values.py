@@ -62,6 +62,50 @@ def _partial_reads(x: Execution) -> None:
     x.__dict__.pop("_tri", None)
 
 
+def may_poison(x: Execution, thread: str, op) -> bool:
+    """Can operand `op` be poison in some execution (a static over-approximation)? A read
+    that may read a poison write (x.rpois), a shift whose amount is not a constant below 32
+    (LangRef shl / lshr / ashr: an amount of 32 or more is poison), or anything computed from
+    such a value (docs 15.4 R-mem-poison)."""
+    if isinstance(op, int):
+        return False
+    key = (thread, op.name)
+    if key in x.bar_regs:
+        return False
+    if key in x.elab.regs:
+        return x.elab.regs[key] in x.rpois
+    ins = x.elab.comp[key]
+    if ins.kind == "binop" and ins.op in ("shl", "lshr", "ashr") and not (
+            isinstance(ins.ops[1], int) and 0 <= ins.ops[1] < 32):
+        return True
+    return any(may_poison(x, thread, o) for o in ins.ops)
+
+
+def _poison_reads(x: Execution) -> None:
+    """docs 15.4 (R-mem-poison): the reads that may return poison — reads of a location that
+    a write may write poison to: a store, an xchg, a cmpxchg's new value of a value that may
+    be poison, an RMW whose old value or operand may be (LangRef: "An instruction that
+    *depends* on a poison value, produces a poison value itself"), an LDS DMA copy of such
+    a read. A fixpoint, as _partial_reads."""
+    x.rpois = set()
+    writes = [e for e in x.ev if e.writes and not e.is_init]
+    while True:
+        locs = set()
+        for e in writes:
+            if e.kind in ("store", "av_store", "cmpxchg", "rmw"):
+                t = x.elab.thread_names[e.thread]
+                if may_poison(x, t, e.instr.value) or (
+                        e.kind == "rmw" and e.instr.op != "xchg" and e.id in x.rpois):
+                    locs.add(e.loc)
+            elif e.kind == "dma_write" and e.id - 1 in x.rpois:
+                locs.add(e.loc)
+        new = {r.id for r in x.ev if r.reads and r.loc in locs and r.kind in (
+            "load", "rmw", "cmpxchg", "dma_read")}
+        if new <= x.rpois:
+            break
+        x.rpois |= new
+
+
 def _rmw_may_partial(x: Execution, e: Event, thread) -> bool:
     """Can `atomicrmw OP` write a value with some but not all bytes undef (docs 15.4
     R-mem-bytes, RMW)? Yes when its operand is not whole or its read may return some undef
@@ -134,24 +178,31 @@ def operand_bytes(x: Execution, e: Event, op, tag: str):
     byte k is undef iff it can take two values over the choices of the undef the value
     depends on (or the value may be poison: every byte); the other bytes are the value's,
     undef bytes 0 in the value."""
+    return operand_pbytes(x, e, op, tag)[1:]
+
+
+def operand_pbytes(x: Execution, e: Event, op, tag: str):
+    """(poison, byte mask, value) of operand `op` of e (operand_bytes): poison when some
+    choice of undef makes it poison (docs 15.4 R-mem-poison: memory keeps it); every byte is
+    undef then."""
     from . import control
     thread = x.elab.thread_names[e.thread]
     k = control.kind(x, thread, op)
     if k == "whole":
         u, v = x.operand(e, op)
         m = ALL if u is True else (ZERO if u is False else z3.If(u, ALL, ZERO))
-        return m, v
+        p = control.tri(x, thread, op)[0] if not isinstance(op, int) else False
+        return p, m, v
     if k == "cube":
         p, m, v = control.tri(x, thread, op)
         bm = byte_mask(m)
     else:
         p, t, us = control.template(x, thread, op.name)
-        bm, v = _term_bytes(x, tag, p, t, us)
-        p = False
+        bm, v, p = _term_bytes(x, tag, p, t, us)
     if p is not False:
         bm = z3.If(p, ALL, bm) if not isinstance(p, bool) else ALL
     bm = z3.simplify(bm)
-    return bm, z3.simplify(v & ~bm)
+    return p, bm, z3.simplify(v & ~bm)
 
 
 def _term_bytes(x: Execution, tag: str, p, t, us):
@@ -170,7 +221,16 @@ def _term_bytes(x: Execution, tag: str, p, t, us):
     bm = z3.Concat(*bs)
     if p_any is not False:
         bm = z3.If(p_any, ALL, bm) if not isinstance(p_any, bool) else ALL
-    return bm, t
+    return bm, t, p_any
+
+
+def _set_pbytes(x: Execution, e: Event, p, bm, v):
+    """A write of a value that may be poison (docs 15.4 R-mem-poison): x.wpoison, then its
+    bytes (_set_bytes)."""
+    if p is not False:
+        x.wpoison[e.id] = p
+        bm = ALL if p is True else z3.If(p, ALL, bm)
+    return _set_bytes(x, e, bm, v)
 
 
 def _set_bytes(x: Execution, e: Event, bm, v):
@@ -185,9 +245,14 @@ def _bytes_of(x: Execution, e: Event, op, tag: str):
     """(undef, value) of a write of operand `op` (a store, an xchg, a cmpxchg's new value):
     a whole value as it is (no byte mask), else its bytes (operand_bytes)."""
     from . import control
-    if control.kind(x, x.elab.thread_names[e.thread], op) == "whole":
+    thread = x.elab.thread_names[e.thread]
+    if control.kind(x, thread, op) == "whole":
+        if not isinstance(op, int) and (thread, op.name) not in x.bar_regs:
+            p = control.tri(x, thread, op)[0]
+            if p is not False:          # docs 15.4 R-mem-poison
+                x.wpoison[e.id] = p
         return x.operand(e, op)
-    return _set_bytes(x, e, *operand_bytes(x, e, op, tag))
+    return _set_pbytes(x, e, *operand_pbytes(x, e, op, tag))
 
 
 def store_value(x: Execution, e: Event):
@@ -216,28 +281,34 @@ def rmw_value(x: Execution, e: Event):
     op, o = e.instr.op, e.instr.value
     if op == "xchg":
         return _bytes_of(x, e, o, e.label)
+    # LangRef "An instruction that *depends* on a poison value, produces a poison value
+    # itself": a poison old value or operand writes poison (docs 15.4 R-mem-poison)
+    op_p = control.tri(x, thread, o)[0] if control.kind(x, thread, o) != "any" else False
+    old_p = x.rpoison.get(e.id, False)
     if e.id not in x.rmask and control.kind(x, thread, o) == "whole":
         vu, vv = x.operand(e, o)
+        p = OR(old_p, op_p)
         if op in ("add", "sub", "xor"):     # an undef operand: every value (every byte)
+            if p is not False:
+                x.wpoison[e.id] = p
             return OR(x.rundef[e.id], vu), _rmw_result(op, x.rval[e.id], vv)
-        return _set_bytes(x, e, *_whole_rmw_mask(op, x.rundef[e.id], vu, x.rval[e.id], vv))
+        return _set_pbytes(x, e, p, *_whole_rmw_mask(op, x.rundef[e.id], vu, x.rval[e.id],
+                                                     vv))
     om, ov = _old_bytes(x, e)
     if op in ("and", "or", "xor") and control.kind(x, thread, o) != "any":
         # the result of a cube operation on two cubes is the cube its per-bit mask gives
         # (docs 15.4 R-cf-undef-sets: the mask rules are exact for cubes)
         vp, vm, vv = control.tri(x, thread, o)
         _, m, v = control._binop(op, (False, om, ov), (vp, vm, vv))
-        bm = byte_mask(m)
-        if vp is not False:
-            bm = ALL if vp is True else z3.If(vp, ALL, bm)
-        return _set_bytes(x, e, bm, v)
+        return _set_pbytes(x, e, OR(old_p, vp), byte_mask(m), v)
     # otherwise a term over fresh choices: one for the old value's undef bytes, the
     # operand's own (control._use), and the bytes that vary, exactly (control.may_vary)
     u = control._fresh_bv(x, f"{e.label}_old")
     x.__dict__.setdefault("_chmask", {})[u.get_id()] = om
     vp, vt, us = control._use(x, thread, o)
     t = z3.simplify(_rmw_result(op, ov | (u & om), vt))
-    return _set_bytes(x, e, *_term_bytes(x, e.label, vp, t, tuple(us) + (u,)))
+    bm, v, p = _term_bytes(x, e.label, vp, t, tuple(us) + (u,))
+    return _set_pbytes(x, e, OR(old_p, p), bm, v)
 
 
 def wmask(x: Execution, w: Event):
@@ -253,9 +324,13 @@ def write_values(x: Execution) -> None:
     value it reads equals the expected value, docs 15.4 R-mem-bytes and R-cas-undef)."""
     from . import control
     x.wmask = {}
+    x.wpoison = {}
     _partial_reads(x)
+    _poison_reads(x)
     x.rmask = {e.id: x.ctx.fresh_bv(f"undefbytes_{e.label}") for e in x.ev
                if e.reads and e.id in x.rpartial}
+    x.rpoison = {e.id: x.ctx.fresh_bool(f"poison_{e.label}") for e in x.ev
+                 if e.reads and e.id in x.rpois}
     for e in x.ev:
         if not e.writes:
             continue
@@ -405,6 +480,16 @@ def _reads_from(x: Execution, r: Event, ws: list, rfs: list) -> None:
                 continue
             x.ctx.add(IMPLIES(x.rf(w, r), AND(IFF(x.rundef[r.id], x.wundef[w.id]), OR(
                 x.wundef[w.id], x.rval[r.id] == x.wval[w.id]))))
+        if r.id in x.rpoison:
+            # docs 15.4 R-mem-poison (LangRef "store i32 %poison, ptr @g ; Poison value stored
+            # to memory. %poison3 = load i32, ptr @g ; Poison value loaded back from memory"):
+            # a read returns poison iff it reads from a write of poison (the value rule's
+            # undef is not poison)
+            p = x.rpoison[r.id]
+            for w in ws:
+                wp = x.wpoison.get(w.id, False)
+                x.ctx.add(IMPLIES(x.rf(w, r), IFF(p, wp)))
+            x.ctx.add(IMPLIES(p, OR(rfs)))
         for c in AT_MOST_ONE(rfs):
             x.ctx.add(c)
         x.ctx.add(IMPLIES(NOT(x.rundef[r.id]), OR(rfs)))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..ir import Reg
+from ..ir import POISON, Reg
 from . import choices as Z
 from .common import (M32, NOWRITE, UNKNOWN, Bytes, ReferenceUnsupported, _Guess, _Pending,
                      _s32)
@@ -23,6 +23,8 @@ def cas_compare(old, exp):
     the expected value's bytes. True / False when decided (a byte defined in both that differs:
     False; every byte defined in both and equal: True), None when open (an undef byte and no
     defined byte that differs: R-cas-undef decides)."""
+    if old == POISON or exp == POISON:
+        return None              # poison relaxed to undef (LangRef): open, R-cas-undef
     om, ob = _mask_bits(old)
     em, eb = _mask_bits(exp)
     if (ob ^ eb) & ~(om | em) & M32:
@@ -117,6 +119,10 @@ class Values:
             vp, vt = False, self.operand(e, o, read_value)
         if isinstance(old, int) and vp is False and isinstance(vt, int):
             return _rmw_value(e.instr.op, old, vt)
+        # LangRef "An instruction that *depends* on a poison value, produces a poison value
+        # itself" (docs 15.4 R-mem-poison)
+        if old == POISON or vp is True or (vp is not False and Z.one_value(vp, 0) is None):
+            return POISON
         fresh[0] += 1
         if old is None:
             ot = Z.choice(fresh[0])
