@@ -744,6 +744,10 @@ def cflow_undef_bytes_test(rng, name: str = "gen-bytes") -> str:
     if rng.random() < 0.3:
         code.append(f"%c = add i32 {rng.choice(regs)}, {rng.choice([1, 256, 2])}")
         regs.append("%c")
+    if rng.random() < 0.25:
+        # issue 31 gap 2: poison through memory (a shift by 32, or by an undef amount)
+        code.append(f"%s = shl i32 {rng.choice(regs)}, {rng.choice([32, 31, '%a'])}")
+        regs.append("%s")
     code.append(f"store i32 {rng.choice(regs)}, ptr addrspace(1) @f")
     for k in range(rng.choice([1, 1, 2])):
         if rng.random() < 0.6:

@@ -327,16 +327,21 @@ def may_vary(x, name: str, p, t, us, mask=None):
     if p is True or (not isinstance(p, bool) and z3.is_true(z3.simplify(p))):
         return True, False
     n = x.__dict__.setdefault("_nchoice", [0])
+    n[0] += 1
+    k = n[0]
 
+    # the witnesses are this call's own: two calls over the same choices (the bytes of one
+    # stored value, a register's value and its store) must not share a witness pair, nor the
+    # poison witness the pair (one pair for every byte over-constrained: no execution)
     def copy(tag):
-        return [(u, z3.BitVec(f"{tag}_{u}", 32)) for u in us]
-    c1, c2 = copy("w1"), copy("w2")
-    b1, b2 = copy("q1"), copy("q2")
+        return [(u, z3.BitVec(f"{tag}{k}_{u}", 32)) for u in us]
+    c0, c1, c2 = copy("w0_"), copy("w1_"), copy("w2_")
+    b1, b2 = copy("q1_"), copy("q2_")
     t_ = t if mask is None else t & mask
     pp: object = False
     if p is not False:
         pp = x.ctx.fresh_bool(f"maypoison_{name}")
-        x.ctx.add(IMPLIES(pp, _sub(p, c1)))
+        x.ctx.add(IMPLIES(pp, _sub(p, c0)))
         x.forall.append((NOT(pp), [v for _, v in b1], z3.Not(_sub(p, b1))))
     # where every choice's mask is 0 in the execution, the term has one value: the universal
     # statement is needed only where some mask is not (fewer quantifier checks)
