@@ -74,11 +74,13 @@ def may_poison(x: Execution, thread: str, op) -> bool:
         return False
     if key in x.elab.regs:
         return x.elab.regs[key] in x.rpois
-    ins = x.elab.comp[key]
-    if ins.kind == "binop" and ins.op in ("shl", "lshr", "ashr") and not (
-            isinstance(ins.ops[1], int) and 0 <= ins.ops[1] < 32):
-        return True
-    return any(may_poison(x, thread, o) for o in ins.ops)
+    cache = x.__dict__.setdefault("_maypoison", {})     # cleared as x.rpois grows
+    if key not in cache:
+        ins = x.elab.comp[key]
+        cache[key] = (ins.kind == "binop" and ins.op in ("shl", "lshr", "ashr") and not (
+            isinstance(ins.ops[1], int) and 0 <= ins.ops[1] < 32)) or any(
+            may_poison(x, thread, o) for o in ins.ops)
+    return cache[key]
 
 
 def _poison_reads(x: Execution) -> None:
@@ -90,6 +92,7 @@ def _poison_reads(x: Execution) -> None:
     x.rpois = set()
     writes = [e for e in x.ev if e.writes and not e.is_init]
     while True:
+        x.__dict__.pop("_maypoison", None)
         locs = set()
         for e in writes:
             if e.kind in ("store", "av_store", "cmpxchg", "rmw"):
