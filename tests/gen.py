@@ -606,6 +606,8 @@ def cflow_test(rng, name: str = "gen-cf") -> str:
 UNDEF_OPS = ["and", "or", "xor", "add", "sub", "mul", "shl", "lshr", "ashr"]
 UNDEF_CONSTS = [0, -1, 1, 8, 12, 255, 256, 31, 32, 3]
 ALL_PREDS = ["eq", "ne", "slt", "sgt", "sle", "sge", "ult", "ugt", "ule", "uge"]
+RMW_OPS = ["xchg", "add", "sub", "and", "or", "xor", "max", "min", "umax", "umin"]
+BYTE_CONSTS = [0, 1, 5, 255, 256, 257, 0xFF00, 0x1FF, 0xFFFF, -1, -256, 0x7FFFFFFF, -2147483648]
 
 
 def cflow_undef_test(rng, name: str = "gen-undef") -> str:
@@ -648,6 +650,16 @@ def cflow_undef_test(rng, name: str = "gen-undef") -> str:
         if rng.random() < 0.5:
             # issue 31 item 2: memory holds bytes (a partly undef value stored, read back)
             code.append(f"store i32 {rng.choice(regs[1:])}, ptr addrspace(1) @f")
+            if rng.random() < 0.4:
+                # issue 31 gap 1: an RMW / cmpxchg reads and writes the partly undef bytes
+                if rng.random() < 0.6:
+                    code.append(f"%v5 = atomicrmw {rng.choice(RMW_OPS)} ptr addrspace(1) @f, "
+                                f"i32 {rng.choice(BYTE_CONSTS + regs[1:])} monotonic")
+                else:
+                    code.append(f"%v5 = cmpxchg ptr addrspace(1) @f, i32 "
+                                f"{rng.choice(BYTE_CONSTS + regs[1:])}, i32 9 monotonic "
+                                f"monotonic")
+                regs.append("%v5")
             code.append(f"%v3 = load i32, ptr addrspace(1) @f")
             code.append(f"%v4 = {rng.choice(['lshr', 'and', 'add'])} i32 %v3, "
                         f"{rng.choice([8, 255, 1])}")
@@ -692,6 +704,85 @@ def cflow_undef_test(rng, name: str = "gen-undef") -> str:
     lines += [f"      {ln}" for ln in code]
     lines.append(f"unroll: {rng.choice([1, 2])}")
     lines.append(f"bound: {rng.choice(['fail', 'assume'])}")
+    return "\n".join(lines) + "\n"
+
+
+
+
+def cflow_undef_bytes_test(rng, name: str = "gen-bytes") -> str:
+    """A random small test of memory holding bytes through the instructions that read and
+    write memory at once (issue 31 gap 1, docs/semantics.md 15.4 R-mem-bytes): a thread
+    reads @x (often undef: another workgroup's workgroup-scope store), makes a partly undef
+    value (`and` with a byte mask, `or` of a defined byte, sometimes an `add` carrying into
+    the next byte), stores it to @f, then runs one or two atomicrmw (every operation, with a
+    constant or a partly undef register operand) or cmpxchg (expected and new values
+    constants or partly undef registers) on @f, sometimes copies @f to LDS @l by an async or
+    synchronous LDS DMA, reads the result back and branches on a byte of it; another thread
+    sometimes writes @f (an RMW of its own, or a store) so that the values meet."""
+    lines = [f"name: {name}", "description: generated", "memory:",
+             "  x: {space: global, init: 0}", "  f: {space: global, init: 3}",
+             "  l: {space: local, init: 0}", "threads:"]
+    lines += ["  T0:", f"    workgroup: {rng.choice([0, 0, 1])}", "    code: |"]
+    scope = rng.choice(["workgroup", "agent"])
+    t0 = [f"store atomic i32 {rng.choice([1, 5, 0x1234])}, ptr addrspace(1) @x "
+          f"syncscope(\"{scope}\") {rng.choice(['monotonic', 'release'])}"]
+    if rng.random() < 0.3:
+        t0.append(f"%q = atomicrmw {rng.choice(RMW_OPS)} ptr addrspace(1) @f, i32 "
+                  f"{rng.choice(BYTE_CONSTS)} syncscope(\"agent\") monotonic")
+    lines += [f"      {ln}" for ln in t0]
+    lines += ["  T1:", "    workgroup: 1", "    code: |"]
+    code = ["entry:"]
+    sc = rng.choice(["workgroup", "workgroup", "agent"])
+    load = (f"load atomic i32, ptr addrspace(1) @x syncscope(\"{sc}\") monotonic"
+            if rng.random() < 0.85 else "load i32, ptr addrspace(1) @x")
+    code.append(f"%r = {load}")
+    code.append(f"%a = and i32 %r, {rng.choice([1, 3, 255, 0xFF00, 0x1FF, 6, 0xFF0000])}")
+    regs = ["%a"]
+    if rng.random() < 0.5:
+        code.append(f"%b = or i32 %a, {rng.choice([256, 0x10000, 0, 0x1000000])}")
+        regs.append("%b")
+    if rng.random() < 0.3:
+        code.append(f"%c = add i32 {rng.choice(regs)}, {rng.choice([1, 256, 2])}")
+        regs.append("%c")
+    if rng.random() < 0.25:
+        # issue 31 gap 2: poison through memory (a shift by 32, or by an undef amount)
+        code.append(f"%s = shl i32 {rng.choice(regs)}, {rng.choice([32, 31, '%a'])}")
+        regs.append("%s")
+    code.append(f"store i32 {rng.choice(regs)}, ptr addrspace(1) @f")
+    for k in range(rng.choice([1, 1, 2])):
+        if rng.random() < 0.6:
+            opd = rng.choice(regs) if rng.random() < 0.3 else rng.choice(BYTE_CONSTS)
+            code.append(f"%o{k} = atomicrmw {rng.choice(RMW_OPS)} ptr addrspace(1) @f, "
+                        f"i32 {opd} syncscope(\"{rng.choice(['workgroup', 'agent'])}\") "
+                        f"{rng.choice(['monotonic', 'acq_rel'])}")
+        else:
+            exp = rng.choice(regs) if rng.random() < 0.3 else rng.choice(BYTE_CONSTS)
+            new = rng.choice(regs) if rng.random() < 0.3 else rng.choice([9, 0x100, -1])
+            code.append(f"%o{k} = cmpxchg ptr addrspace(1) @f, i32 {exp}, i32 {new} "
+                        f"syncscope(\"agent\") monotonic monotonic")
+        regs.append(f"%o{k}")
+    src = "f"
+    dma = rng.random()
+    if dma < 0.2:
+        code += ["call void @llvm.amdgcn.load.async.to.lds.p1(ptr addrspace(1) @f, "
+                 "ptr addrspace(3) @l, i32 4, i32 0, i32 0)",
+                 "call void @llvm.amdgcn.asyncmark()",
+                 "call void @llvm.amdgcn.wait.asyncmark(i16 0)"]
+        src = "l"
+    elif dma < 0.35:
+        code.append("call void @llvm.amdgcn.load.to.lds.p1(ptr addrspace(1) @f, "
+                    "ptr addrspace(3) @l, i32 4, i32 0, i32 0)")
+        src = "l"
+    sp = 3 if src == "l" else 1
+    code.append(f"%v = load i32, ptr addrspace({sp}) @{src}")
+    regs.append("%v")
+    code.append(f"%h = {rng.choice(['lshr', 'and', 'lshr', 'add'])} i32 "
+                f"{rng.choice(['%v', '%v', rng.choice(regs)])}, {rng.choice([8, 16, 0xFF00, 1])}")
+    code.append(f"%t = icmp {rng.choice(ALL_PREDS)} i32 %h, {rng.choice([0, 1, 2, 256, 255])}")
+    code += ["br i1 %t, label %then, label %join", "then:", "br label %join", "join:",
+             "%p = phi i32 [ 1, %then ], [ 0, %entry ]"]
+    lines += [f"      {ln}" for ln in code]
+    lines.append("unroll: 1")
     return "\n".join(lines) + "\n"
 
 

@@ -450,6 +450,24 @@ def test_engines_agree_on_generated_undef_control_flow(tier):
     assert len(rs) >= n // 2
 
 
+BYTES_N = int(os.environ.get("AMDMM_BYTES_EXAMPLES", "60"))
+
+
+def test_engines_agree_on_generated_undef_bytes(tier):
+    """Issue 31 gap 1 (docs/semantics.md 15.4 R-mem-bytes): atomicrmw of every operation and
+    cmpxchg on a location holding a partly undef value (constants and partly undef register
+    operands), LDS DMA copies of it, read back and branched on: both engines give the same
+    outcomes and branch-on-undef judgement. Long runs: AMDMM_BYTES_EXAMPLES=400."""
+    from .gen import cflow_undef_bytes_test
+    n = count(tier, BYTES_N, 15)
+    rs, big = _cf_differential(cflow_undef_bytes_test, 31, n, "gen-bytes")
+    ub = sum(getattr(r, "cf_ub", None) is not None for r in rs)
+    print(f"\nundef-bytes differential: {len(rs)} compared ({ub} with a branch on undef), "
+          f"{big} too big for or refused by the reference")
+    assert len(rs) >= n // 2
+    assert 0 < ub < len(rs)
+
+
 def test_engines_agree_under_lds_scope_avvis(tier):
     """Option lds_scope: avvis (docs R-lds-scope): the Z3 engine narrows availability /
     visibility through Elab.av_scope_in, the reference engine through its own cap(); on

@@ -13,13 +13,20 @@ from .logic import IMPLIES, OR
 
 
 def write_values(x: Execution) -> None:
-    """docs §11.3: A.w always happens and writes what A.r returned (undef if A.r is undef)."""
+    """docs §11.3: A.w always happens and writes what A.r returned, byte by byte (docs 15.4
+    R-mem-bytes: an undef byte stays undef, a defined one its value)."""
     for e in x.ev:
         if e.kind == "dma_write":
             r = e.id - 1                     # A.r is created just before A.w
             assert x.ev[r].kind == "dma_read" and x.ev[r].async_of == e.async_of
             x.wr[e.id] = True
             x.wundef[e.id], x.wval[e.id] = x.rundef[r], x.rval[r]
+            if r in getattr(x, "rmask", {}):
+                # docs 15.4 R-mem-bytes / 11.3 (S004 "a non-atomic read on the source and a
+                # non-atomic write on the destination"): the bytes A.r read, undef ones undef
+                x.wmask[e.id] = x.rmask[r]
+            if r in getattr(x, "rpoison", {}):       # docs 15.4 R-mem-poison: poison copied
+                x.wpoison[e.id] = x.rpoison[r]
 
 
 def choices(x: Execution) -> dict:

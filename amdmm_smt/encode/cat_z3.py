@@ -425,6 +425,8 @@ def encode(x: Execution, path: str) -> None:
                     x.ctx.add(IMPLIES(x.rf(w, r), AND(definite, ms.get((w.id, r.id), False))))
                 x.ctx.add(IMPLIES(definite, OR(rfs)))
                 x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
+                if r.id in x.rmask:      # undef by the value rule: every byte (docs 15.4)
+                    x.ctx.add(IMPLIES(NOT(definite), x.rmask[r.id] == values.ALL))
                 values._reads_from(x, r, ws, rfs)
     for ax in cat.axioms:
         with x.ctx.family(ax.name):

@@ -137,11 +137,13 @@ def tri(x, thread: str, op):
     cache = x.__dict__.setdefault("_tri", {})
     if key in cache:
         return cache[key]
+    # docs 15.4 R-mem-poison: a read of a poison write is poison
+    rp = getattr(x, "rpoison", {}).get(x.elab.regs.get(key), False)
     if key in x.elab.regs and x.elab.regs[key] in getattr(x, "rmask", {}):
         i = x.elab.regs[key]         # docs 15.4 R-mem-bytes: a read of some undef bytes
-        t = (False, x.rmask[i], x.rval[i])
+        t = (rp, x.rmask[i], x.rval[i])
     elif key in x.bar_regs or key in x.elab.regs:
-        t = _tri_of_pair(*x.regval(thread, op.name))
+        t = (rp,) + _tri_of_pair(*x.regval(thread, op.name))[1:]
     else:
         t = _norm(x, f"{thread}_{op.name}", _compute_tri(x, thread, x.elab.comp[key]))
     cache[key] = t
@@ -325,16 +327,21 @@ def may_vary(x, name: str, p, t, us, mask=None):
     if p is True or (not isinstance(p, bool) and z3.is_true(z3.simplify(p))):
         return True, False
     n = x.__dict__.setdefault("_nchoice", [0])
+    n[0] += 1
+    k = n[0]
 
+    # the witnesses are this call's own: two calls over the same choices (the bytes of one
+    # stored value, a register's value and its store) must not share a witness pair, nor the
+    # poison witness the pair (one pair for every byte over-constrained: no execution)
     def copy(tag):
-        return [(u, z3.BitVec(f"{tag}_{u}", 32)) for u in us]
-    c1, c2 = copy("w1"), copy("w2")
-    b1, b2 = copy("q1"), copy("q2")
+        return [(u, z3.BitVec(f"{tag}{k}_{u}", 32)) for u in us]
+    c0, c1, c2 = copy("w0_"), copy("w1_"), copy("w2_")
+    b1, b2 = copy("q1_"), copy("q2_")
     t_ = t if mask is None else t & mask
     pp: object = False
     if p is not False:
         pp = x.ctx.fresh_bool(f"maypoison_{name}")
-        x.ctx.add(IMPLIES(pp, _sub(p, c1)))
+        x.ctx.add(IMPLIES(pp, _sub(p, c0)))
         x.forall.append((NOT(pp), [v for _, v in b1], z3.Not(_sub(p, b1))))
     # where every choice's mask is 0 in the execution, the term has one value: the universal
     # statement is needed only where some mask is not (fewer quantifier checks)

@@ -182,5 +182,7 @@ class Execution:
         if (thread, reg) in self.elab.comp:
             from .control import exact
             p = exact(self, thread, reg)[0]
+        elif (thread, reg) in self.elab.regs:      # docs 15.4 R-mem-poison: a read of poison
+            p = getattr(self, "rpoison", {}).get(self.elab.regs[(thread, reg)], False)
         return u, v, p
 

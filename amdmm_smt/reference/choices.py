@@ -37,6 +37,14 @@ def binop(op: str, a, b):
             "ashr": lambda: a >> b}[op]()
 
 
+def rmw(op: str, a, b):
+    """LangRef atomicrmw OP on two terms (xchg excluded: it writes its operand)."""
+    if op in ("max", "min", "umax", "umin"):
+        c = {"max": a >= b, "min": a <= b, "umax": z3.UGE(a, b), "umin": z3.ULE(a, b)}[op]
+        return z3.If(c, a, b)
+    return binop(op, a, b)
+
+
 def or_(a, b):
     if a is True or b is True:
         return True

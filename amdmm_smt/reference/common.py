@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..ir import SYSTEM
+from ..ir import POISON, SYSTEM
 
 M32 = 0xFFFFFFFF
 LEVELS = range(SYSTEM + 1)         # singlethread .. system
@@ -23,8 +23,9 @@ class Bytes(tuple):
 
 
 def whole(v):
-    """A value as an instruction that reads it whole sees it: some undef byte is undef."""
-    return None if isinstance(v, Bytes) else v
+    """A value as a final state shows it: some undef byte is undef, poison is undef too
+    (docs 15.4 R-mem-poison: a location's final value is not shown as poison)."""
+    return None if isinstance(v, Bytes) or v == POISON else v
 
 
 class ReferenceTooBig(Exception):

@@ -50,6 +50,9 @@ class Control:
             if v is None:
                 fresh[0] += 1
                 return False, Z.choice(fresh[0])
+            if v == POISON:              # docs 15.4 R-mem-poison: poison loaded back
+                fresh[0] += 1
+                return True, Z.choice(fresh[0])
             if isinstance(v, Bytes):     # docs 15.4 R-mem-bytes: a choice under the undef bytes
                 fresh[0] += 1
                 return False, Z.mix(v.bits, v.mask, fresh[0])
@@ -88,10 +91,13 @@ class Control:
 
     def store_value(self, tname: str, name: str, read_value):
         """The value a store of register `name` writes (docs 15.4 R-mem-bytes): an int, None
-        (every byte undef), or Bytes (some bytes undef); or UNKNOWN."""
+        (every byte undef), Bytes (some bytes undef), POISON (some choice makes it poison,
+        R-mem-poison); or UNKNOWN."""
         t = self.reg_sym(tname, name, read_value)
         if t is UNKNOWN:
             return UNKNOWN
+        if t[0] is True or (t[0] is not False and Z.one_value(t[0], 0) is None):
+            return POISON        # docs 15.4 R-mem-poison: memory keeps poison
         mask, bits = Z.byte_values(*t)
         if mask == 0:
             return bits

@@ -3,9 +3,35 @@
 
 from __future__ import annotations
 
-from ..ir import Reg
-from .common import (M32, NOWRITE, UNKNOWN, ReferenceUnsupported, _Guess, _Pending, _s32,
-                     whole)
+from ..ir import POISON, Reg
+from . import choices as Z
+from .common import (M32, NOWRITE, UNKNOWN, Bytes, ReferenceUnsupported, _Guess, _Pending,
+                     _s32)
+
+
+def _mask_bits(v):
+    """(undef-byte mask, bits) of a value as memory holds it: int, None (undef) or Bytes."""
+    if v is None:
+        return M32, 0
+    if isinstance(v, Bytes):
+        return v.mask, v.bits
+    return 0, v
+
+
+def cas_compare(old, exp):
+    """docs 15.4 R-mem-bytes (cmpxchg), written from its text: compare the bytes read with
+    the expected value's bytes. True / False when decided (a byte defined in both that differs:
+    False; every byte defined in both and equal: True), None when open (an undef byte and no
+    defined byte that differs: R-cas-undef decides)."""
+    if old == POISON or exp == POISON:
+        return None              # poison relaxed to undef (LangRef): open, R-cas-undef
+    om, ob = _mask_bits(old)
+    em, eb = _mask_bits(exp)
+    if (ob ^ eb) & ~(om | em) & M32:
+        return False
+    if om | em:
+        return None
+    return ob == eb
 
 
 def _rmw_value(op: str, old, v):
@@ -58,20 +84,56 @@ class Values:
             return self.elab.test.memory[e.loc].init & M32
         if e.kind == "dma_write":
             # docs §11.3 (S004 "a non-atomic read on the source and a non-atomic write on the
-            # destination"): A.w writes the value A.r returns (undef if A.r returns undef; a
-            # value with some undef bytes is copied as undef, docs 15.4 R-mem-bytes)
-            return whole(read_value(self.dma_read_of[e.async_of]))
-        if e.kind in ("store", "av_store"):
-            o = e.instr.value
-            tname = self.elab.thread_names[e.thread]
-            if isinstance(o, Reg) and (tname, o.name) not in self.bar_regs:
-                return self.store_value(tname, o.name, read_value)   # docs 15.4 R-mem-bytes
-            return self.operand(e, o, read_value)
-        if e.kind == "rmw" and e.instr.op == "xchg":
-            return self.operand(e, e.instr.value, read_value)
-        # an RMW reads its old value whole: some undef byte makes it undef (docs 15.4)
-        return _rmw_value(e.instr.op, whole(read_value(e.id)),
-                          self.operand(e, e.instr.value, read_value))
+            # destination"): A.w writes the bytes A.r returns (docs 15.4 R-mem-bytes: an
+            # undef byte stays undef)
+            return read_value(self.dma_read_of[e.async_of])
+        if e.kind in ("store", "av_store") or (e.kind == "rmw" and e.instr.op == "xchg"):
+            return self.bytes_operand(e, e.instr.value, read_value)
+        return self.rmw_write(e, read_value)
+
+    def bytes_operand(self, e, o, read_value):
+        """Operand o of e as memory keeps it (docs 15.4 R-mem-bytes): int, None (every byte
+        undef), Bytes, or UNKNOWN."""
+        tname = self.elab.thread_names[e.thread]
+        if isinstance(o, Reg) and (tname, o.name) not in self.bar_regs:
+            return self.store_value(tname, o.name, read_value)
+        return self.operand(e, o, read_value)
+
+    def rmw_write(self, e, read_value):
+        """docs 15.4 R-mem-bytes (RMW), written from its text: `OP(old, v)`, old the bytes the
+        RMW read (an undef byte is a fresh choice), v a use of the operand (its own choices);
+        each byte of the result is undef iff it can take two values over the choices (or
+        some choice is poison), else its one value."""
+        old = read_value(e.id)
+        if old is UNKNOWN:
+            return UNKNOWN
+        o = e.instr.value
+        tname = self.elab.thread_names[e.thread]
+        fresh = [0]
+        if isinstance(o, Reg) and (tname, o.name) not in self.bar_regs:
+            t = self.reg_sym(tname, o.name, read_value, fresh)
+            if t is UNKNOWN:
+                return UNKNOWN
+            vp, vt = t
+        else:
+            vp, vt = False, self.operand(e, o, read_value)
+        if isinstance(old, int) and vp is False and isinstance(vt, int):
+            return _rmw_value(e.instr.op, old, vt)
+        # LangRef "An instruction that *depends* on a poison value, produces a poison value
+        # itself" (docs 15.4 R-mem-poison)
+        if old == POISON or vp is True or (vp is not False and Z.one_value(vp, 0) is None):
+            return POISON
+        fresh[0] += 1
+        if old is None:
+            ot = Z.choice(fresh[0])
+        elif isinstance(old, Bytes):
+            ot = Z.mix(old.bits, old.mask, fresh[0])
+        else:
+            ot = Z.bv(old)
+        mask, bits = Z.byte_values(vp, Z.rmw(e.instr.op, ot, Z.bv(vt)))
+        if mask == 0:
+            return bits
+        return None if mask == M32 else Bytes((mask, bits))
 
     def values(self, rf: dict, guess: dict):
         """Values of every read (value returned) and write (value written, NOWRITE for a failed
@@ -112,16 +174,15 @@ class Values:
             if e.kind != "cmpxchg":
                 v = self.plain_write_value(e, read_value)
             else:
-                old = whole(read_value(w))
-                exp = self.operand(e, e.instr.expected, read_value)
-                if old is UNKNOWN or exp is UNKNOWN or (
-                        (old is None or exp is None) and self.opts.cas_undef == "either"):
+                old = read_value(w)
+                exp = self.bytes_operand(e, e.instr.expected, read_value)
+                ok = None if old is UNKNOWN or exp is UNKNOWN else cas_compare(old, exp)
+                if ok is None and (old is UNKNOWN or exp is UNKNOWN
+                                   or self.opts.cas_undef == "either"):
                     if w not in guess:
                         raise _Guess(w)
                     ok = guess[w]
-                else:
-                    ok = old is not None and exp is not None and old == exp
-                v = self.operand(e, e.instr.value, read_value) if ok else NOWRITE
+                v = self.bytes_operand(e, e.instr.value, read_value) if ok else NOWRITE
             busy.discard(key)
             wval[w] = v
             return v
@@ -156,15 +217,16 @@ class Values:
             return v
 
         try:
-            old = whole(read_value(c))
-            exp = self.operand(ev[c], ev[c].instr.expected, read_value)
+            old = read_value(c)
+            exp = self.bytes_operand(ev[c], ev[c].instr.expected, read_value)
         except (Pending, _Guess):
             return False
         if old is UNKNOWN or exp is UNKNOWN:
             return False
-        if old is None or exp is None:
+        ok = cas_compare(old, exp)
+        if ok is None:
             return self.opts.cas_undef == "fail"
-        return old != exp
+        return not ok
 
     def sees_hb_later(self, rf, hb_of) -> bool:
         """Does some read see a write that happens after it? (may-see: never; with read_lo,
