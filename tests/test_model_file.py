@@ -266,7 +266,7 @@ def test_edit_the_may_see_exception_for_later_writes(tmp_path):
 
 # ---- option files: the built-in versions as a seed plus overrides --------------------------------
 
-VERSIONS = {"upstream-2026": "upstream-2026.cat", "opencl": "opencl.cat"}
+VERSIONS = {"upstream-2026": "upstream-2026.cat", "opencl": "opencl.cat", "llvm-hsa": "llvm-hsa.cat"}
 VERSION_CASES = [(v, os.path.relpath(f, os.path.join(ROOT, "litmus")))
                  for v in VERSIONS for d in ("s000", "models", "mmra", "classic")
                  for f in sorted(glob.glob(os.path.join(ROOT, "litmus", d, "*.yaml")))]
@@ -274,8 +274,9 @@ VERSION_CASES = [(v, os.path.relpath(f, os.path.join(ROOT, "litmus")))
 
 @pytest.mark.parametrize("version,rel", VERSION_CASES)
 def test_option_files_equal_the_built_in_versions(version, rel):
-    """upstream-2026.cat (avsGe, lo, the may-see exception replaced) and opencl.cat (the
-    inclusive relations replaced) give the outcomes of the built-in versions, in the SMT
+    """upstream-2026.cat (avsGe, lo, the may-see exception replaced), opencl.cat (the
+    inclusive relations replaced) and llvm-hsa.cat (location order replaced by
+    happens-before) give the outcomes of the built-in versions, in the SMT
     engine, on every test of these directories (whatever model the test names)."""
     t = parse_file(os.path.join(ROOT, "litmus", rel))
     path = os.path.join(ROOT, "models", VERSIONS[version])
@@ -285,7 +286,7 @@ def test_option_files_equal_the_built_in_versions(version, rel):
 def test_models_lists_the_model_files():
     r = CliRunner().invoke(main, ["models"])
     assert r.exit_code == 0
-    for f in ("seed.cat", "upstream-2026.cat", "opencl.cat"):
+    for f in ("seed.cat", "upstream-2026.cat", "opencl.cat", "llvm-hsa.cat"):
         assert f"\n{f}: " in r.output
     assert "opencl.cat: the seed with OpenCL scope matching" in r.output
 
@@ -323,7 +324,7 @@ def test_edit_delete_the_corr_axiom(tmp_path):
     and CoRW need a write that happens-before or after a read; only the initial write
     happens-before the reads, and it is first in co)."""
     text = open(SEED).read()
-    line = next(ln for ln in text.splitlines() if ln.endswith("as corr"))
+    line = next(ln for ln in text.splitlines() if ln.endswith("as CoRR"))
     p = tmp_path / "no-corr.cat"
     p.write_text(text.replace(line + "\n", ""))
     t = parse_file(os.path.join(ROOT, "litmus", "classic", "CoRR+mono.agent.diff-wg.yaml"))
