@@ -221,3 +221,14 @@ def test_no_thin_air_forbids_load_buffering():
     assert _both(os.path.join(OPTS, "no_thin_air-true.cat"), t) == every - {
         (("T0:%r0", 1), ("T1:%r1", 1))}
 
+
+def test_models_lists_the_option_files_and_marks_the_option_table():
+    from click.testing import CliRunner
+    from amdmm_smt.cli import main
+    r = CliRunner().invoke(main, ["models"])
+    assert r.exit_code == 0, r.output
+    for option, value, f in OPTION_FILES:
+        assert f"\noptions/{f}: the seed" in r.output, f
+        v = str(value).lower() if isinstance(value, bool) else value
+        assert f"\n        {v} as a model file: options/{f}\n" in r.output, f
+    assert "cas_undef: either | fail\n    no_thin_air" in r.output   # no file: machinery

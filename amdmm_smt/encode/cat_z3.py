@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import z3
 
-from ..cat import load_cached, refuse_flags, refuse_unsupported
+from ..cat import load_cached, refuse_unsupported, rules
 from ..cat.base import Base, Dynamic, Terms
 from ..cat.eval import Evaluator
 from ..limits import tick
@@ -406,7 +406,6 @@ def encode(x: Execution, path: str) -> None:
     el = x.elab
     cat = load_cached(path)
     refuse_unsupported(el, path)
-    refuse_flags(cat)
     alg = Z3Algebra(x)
     ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
     v = cat.value
@@ -426,7 +425,19 @@ def encode(x: Execution, path: str) -> None:
                 x.ctx.add(IMPLIES(definite, OR(rfs)))
                 x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
                 values._reads_from(x, r, ws, rfs)
+    x.flags = []
     for ax in cat.axioms:
+        if ax.flag:
+            # `flag ~empty e as NAME` (docs/model-language.md; docs/semantics.md §18, reported
+            # as 10.6): not an axiom; an execution where e is not empty is undefined (x.ub, so
+            # not a defined execution; solve.py asks whether one exists)
+            terms = [t for sp in ev.spaces_of(ax.expr, el.spaces)
+                     for t in ev.eval(ax.expr, {}, sp).values()]
+            t = OR(*terms) if terms else False
+            if t is not False:
+                x.flags.append((z3.BoolVal(True) if t is True else t, ax.name, ax.file, ax.line))
+                x.ub = OR(x.ub, t)
+            continue
         with x.ctx.family(ax.name):
             for sp in ev.spaces_of(ax.expr, el.spaces):
                 alg.assert_axiom(ax.kind, ev.eval(ax.expr, {}, sp))
@@ -445,3 +456,42 @@ def encode_model_file(elab, explaining: bool = False) -> Execution:
     with x.ctx.family(F.CONTROL):
         control.control(x)
     return x
+
+
+def conflicting_rules(elab, timeout_ms: int = 60_000):
+    """warning[model-inconsistent] (docs/semantics.md §18): when the model file allows no
+    execution of a straight-line test, a minimal set of its rules (indices into
+    cat.rules: the value statement, the axioms) that conflict, found by deleting each rule in
+    that order while the rest stay unsatisfiable; None when some execution exists, when the
+    execution structure alone has none, or when the solver gives up. Every constraint is
+    guarded by the rule it belongs to (its family), except the definitions of derived
+    relations (`v == expr`, fresh v), which hold in every reading."""
+    cat = load_cached(elab.model.cat)
+    rs = rules(cat)
+    fam = {F.READ_VALUE: 0}
+    for i, ax in enumerate(rs[1:], 1):
+        fam.setdefault(ax.name, i)
+    x = encode_model_file(elab)
+    s = z3.SimpleSolver()
+    s.set("timeout", max(1, int(timeout_ms)))
+    guard = [z3.Bool(f"rule#{i}") for i in range(len(rs))]
+    for c, f in zip(x.ctx.constraints, x.ctx.families):
+        g = fam.get(f)
+        if g is None or (z3.is_eq(c) and z3.is_const(c.arg(0))
+                         and "#" in c.arg(0).decl().name()):
+            s.add(c)
+        else:
+            s.add(z3.Implies(guard[g], c))
+    s.add(_z(NOT(x.ub)))
+    used = sorted(set(fam.values()))
+    if s.check(*[guard[i] for i in used]) != z3.unsat or s.check() != z3.sat:
+        return None       # some execution exists; or none even without the rules
+    keep = list(used)
+    for i in used:
+        trial = [k for k in keep if k != i]
+        r = s.check(*[guard[k] for k in trial])
+        if r == z3.unknown:
+            return None
+        if r == z3.unsat:
+            keep = trial
+    return keep

@@ -73,12 +73,10 @@ def _cat_engine(elab):
     path = getattr(elab.model, "cat", None)
     if path is None:
         return None
-    from ..cat import load_cached, refuse_flags, refuse_unsupported
+    from ..cat import load_cached, refuse_unsupported
     from .cat_engine import CatEngine
     refuse_unsupported(elab, path)
-    m = load_cached(path)
-    refuse_flags(m)
-    return CatEngine(elab, m)
+    return CatEngine(elab, load_cached(path))
 
 
 def reference_analysis_ub(elab, limit: int = 2_000_000):
@@ -86,7 +84,8 @@ def reference_analysis_ub(elab, limit: int = 2_000_000):
     undef or None): engine.reference_analysis_ub, or the model file's engine."""
     cat = _cat_engine(elab)
     if cat is not None:
-        return cat.run(limit), None, cat.ub
+        out = cat.run(limit)
+        return out, cat.flag_analysis(), cat.ub     # the flags' undefined behaviour (§18)
     return _hand_analysis_ub(elab, limit)
 
 
@@ -148,7 +147,25 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     res.warnings = list(elab.warnings)
     if an is not None:
         judge_ub(res, an)          # docs/semantics.md 10.6
+    elif getattr(model, "cat", None) is not None and complete and not states:
+        _model_inconsistent(elab, test, res, limit)
     return res
+
+
+def _model_inconsistent(elab, test, res, limit: int) -> None:
+    """warning[model-inconsistent] (docs/semantics.md §18): the model file allows no
+    execution of this straight-line test; a minimal set of its rules that conflict."""
+    from ..cat import inconsistent_warning, load_cached
+    from .cat_engine import CatEngine
+    m = load_cached(elab.model.cat)
+    eng = CatEngine(elab, m, analyse=True)
+    try:
+        eng.run(limit)
+    except (ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported):
+        return
+    keep = eng.conflict()
+    if keep:
+        res.warnings.append(inconsistent_warning(m, keep, test))
 
 
 def _run_cflow(test: Test, model: Model, limit: int) -> Result:
