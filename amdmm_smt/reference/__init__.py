@@ -60,7 +60,7 @@ from .engine import reference_analysis_ub as _hand_analysis_ub
 from .engine import reference_outcomes_ub as _hand_outcomes_ub
 from ..elaborate.barrier import WaveDivergent
 from ..elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
-from ..outcomes import WAVE_UNIFORM, bar_ub_record, cf_verdicts
+from ..outcomes import WAVE_UNIFORM, FlagUB, bar_ub_record, cf_verdicts
 from dataclasses import replace
 
 __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
@@ -241,7 +241,8 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
                                             "run": [e.message + WAVE_UNIFORM]}, path)
                 continue
             if bar_ub is None and an is not None and an.ub_rule() is not None and (
-                    out or has_execution(ct)):
+                    out or isinstance(an, FlagUB) or has_execution(ct)):
+                # (a flag fired in a consistent execution: the combination has one, §18)
                 rule = an.ub_rule()
                 bar_ub = bar_ub_record({"rule": rule, "op": an.ub[rule][0],
                                         "run": an.ub[rule][1], "rules": sorted(an.ub)}, path)
