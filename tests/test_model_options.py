@@ -10,12 +10,14 @@ import os
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 
 from amdmm_smt.frontend.litmus import parse_file, parse_text
 from amdmm_smt.model import get_model
 from amdmm_smt.reference import run_reference
 from amdmm_smt.solve import run_test
 
+from .gen import litmus, render
 from .test_model_file import CORPUS, SLOW_REFERENCE, _same
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -232,3 +234,29 @@ def test_models_lists_the_option_files_and_marks_the_option_table():
         v = str(value).lower() if isinstance(value, bool) else value
         assert f"\n        {v} as a model file: options/{f}\n" in r.output, f
     assert "cas_undef: either | fail\n    no_thin_air" in r.output   # no file: machinery
+
+
+# ---- generated tests under each option file ------------------------------------------------------
+
+@pytest.mark.parametrize("fname", [f for _, _, f in OPTION_FILES])
+def test_generated_tests_agree_under_each_option_file(fname):
+    """tests/gen.py's generated tests (MMRA tags, LDS): the hand SMT encoder with the option,
+    the option file's SMT encoding and the option file's reference engine give one answer."""
+    option, value = next((o, v) for o, v, f in OPTION_FILES if f == fname)
+    path = os.path.join(OPTS, fname)
+
+    @settings(max_examples=int(os.environ.get("AMDMM_OPTION_EXAMPLES", "15")), deadline=None,
+              derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(litmus(tags=True, lds=True, max_threads=3, max_ops=3))
+    def check(g):
+        text = render(g)
+        t = parse_text(text, "gen.yaml")
+        hand = run_test(t, _hand(option, value), timeout=120)
+        cat = run_test(t, get_model(path), timeout=120)
+        assume(hand.complete and cat.complete and not hand.thin_air)
+        assert set(hand.states) == set(cat.states), text
+        ref = run_reference(t, get_model(path), limit=3_000)
+        if ref.complete:
+            assert set(ref.states) == set(hand.states), text
+    check()
