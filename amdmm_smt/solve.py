@@ -641,7 +641,10 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
         barrier operations, have an execution (its branch assumptions hold)?"""
         x = encode(elaborate(strip_barriers(ct), model))
         return _check(_solver(x, 1000 * min(limits.left() or 600.0, 4e6))) != z3.unsat
+    seen: list = []         # every combination's code (warning[model-inconsistent])
     for ct, cutlist, path, orbit in gen:
+        if model.cat is not None:
+            seen.append(strip_barriers(ct) if cutlist else ct)
         if cutlist:
             # docs 15.9 (R-cf-bar-cut): a cut path is a prefix; its barrier operations are
             # not judged (the waves it meets may be cut too), only whether it has an execution
@@ -720,16 +723,21 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
     res.thin_air, res.why, res.warnings = thin_air, why, warnings
     res.listed = listed
     cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed, bar_ub)
+    if model.cat is not None and complete and listed and not states_l and not thin_air \
+            and cut is None and ub is None and bar_ub is None and not assumed:
+        _model_inconsistent(test, model, res, seen)
     return res
 
 
-def _model_inconsistent(test: Test, model: Model, res: Result) -> None:
+def _model_inconsistent(test: Test, model: Model, res: Result, combos=None) -> None:
     """warning[model-inconsistent] (docs/semantics.md §18): the model file allows no
-    execution of this straight-line test; name a minimal set of its rules that conflict."""
+    execution of this test (`combos`: its path combinations, when it has control flow); name
+    a minimal set of its rules that conflict."""
     from .cat import inconsistent_warning, load_cached
     from .encode.cat_z3 import conflicting_rules
     left = limits.left()
-    keep = conflicting_rules(elaborate(test, model), 1000 * min(left or 60.0, 60.0))
+    keep = conflicting_rules([elaborate(t, model) for t in (combos or [test])],
+                             1000 * min(left or 60.0, 60.0))
     if keep:
         res.warnings.append(inconsistent_warning(load_cached(model.cat), keep, test))
 

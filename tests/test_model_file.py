@@ -493,3 +493,32 @@ def test_a_data_race_flag_on_one_path_combination(tmp_path):
     for r in (run_test(t, get_model(str(p))), run_reference(t, get_model(str(p)))):
         assert set(r.states) == {(("T1:%r", 1),)}
         assert r.status == "pass" and r.ub["rule"] == "flag data_race" and not r.ub["all"]
+
+
+def test_model_inconsistent_over_path_combinations(tmp_path):
+    """With control flow the warning is about the test, every path combination: T0 reads y = 0
+    (nothing writes y), takes %yes and stores 1 then 2 to x; the `%no` combination has no
+    execution whatever the rules (its branch assumption fails), so it says nothing; on %yes
+    the two-store conflict of the test above: cofinal and the new axiom."""
+    msg = _inconsistent(tmp_path, r"irreflexive [W \ I] ; po ; [W \ I] ; co^-1 as reverse", """
+        name: two-stores-branch
+        memory: {x: {space: global}, y: {space: global, init: 0}}
+        threads:
+          T0:
+            code: |
+              entry:
+                %r = load atomic i32, ptr addrspace(1) @y syncscope("agent") monotonic
+                %c = icmp eq i32 %r, 0
+                br i1 %c, label %yes, label %no
+              yes:
+                store i32 1, ptr addrspace(1) @x
+                store i32 2, ptr addrspace(1) @x
+                br label %done
+              no:
+                store i32 3, ptr addrspace(1) @x
+                br label %done
+              done:
+                ret void
+    """)
+    assert "these of its rules conflict: cofinal (seed.cat:" in msg
+    assert msg.endswith("reverse (bad.cat:2) (without any one of them some execution exists)")

@@ -458,40 +458,55 @@ def encode_model_file(elab, explaining: bool = False) -> Execution:
     return x
 
 
-def conflicting_rules(elab, timeout_ms: int = 60_000):
+def conflicting_rules(elabs, timeout_ms: int = 60_000):
     """warning[model-inconsistent] (docs/semantics.md §18): when the model file allows no
-    execution of a straight-line test, a minimal set of its rules (indices into
-    cat.rules: the value statement, the axioms) that conflict, found by deleting each rule in
-    that order while the rest stay unsatisfiable; None when some execution exists, when the
-    execution structure alone has none, or when the solver gives up. Every constraint is
-    guarded by the rule it belongs to (its family), except the definitions of derived
-    relations (`v == expr`, fresh v), which hold in every reading."""
-    cat = load_cached(elab.model.cat)
+    execution of a test (`elabs`: its straight-line code, or every path combination of it), a
+    minimal set of its rules (indices into cat.rules: the value statement, the axioms) that
+    conflict, found by deleting each rule in that order while the rest still allow no
+    execution; None when some execution exists, when the execution structure alone has none,
+    or when the solver gives up. Every constraint is guarded by the rule it belongs to (its
+    family), except the definitions of derived relations (`v == expr`, fresh v), which hold
+    in every reading."""
+    if not isinstance(elabs, (list, tuple)):
+        elabs = [elabs]
+    cat = load_cached(elabs[0].model.cat)
     rs = rules(cat)
     fam = {F.READ_VALUE: 0}
     for i, ax in enumerate(rs[1:], 1):
         fam.setdefault(ax.name, i)
-    x = encode_model_file(elab)
-    s = z3.SimpleSolver()
-    s.set("timeout", max(1, int(timeout_ms)))
     guard = [z3.Bool(f"rule#{i}") for i in range(len(rs))]
-    for c, f in zip(x.ctx.constraints, x.ctx.families):
-        g = fam.get(f)
-        if g is None or (z3.is_eq(c) and z3.is_const(c.arg(0))
-                         and "#" in c.arg(0).decl().name()):
-            s.add(c)
-        else:
-            s.add(z3.Implies(guard[g], c))
-    s.add(_z(NOT(x.ub)))
-    used = sorted(set(fam.values()))
-    if s.check(*[guard[i] for i in used]) != z3.unsat or s.check() != z3.sat:
-        return None       # some execution exists; or none even without the rules
-    keep = list(used)
-    for i in used:
-        trial = [k for k in keep if k != i]
-        r = s.check(*[guard[k] for k in trial])
+    solvers = []
+    for elab in elabs:
+        x = encode_model_file(elab)
+        s = z3.SimpleSolver()
+        s.set("timeout", max(1, int(timeout_ms)))
+        for c, f in zip(x.ctx.constraints, x.ctx.families):
+            g = fam.get(f)
+            if g is None or (z3.is_eq(c) and z3.is_const(c.arg(0))
+                             and "#" in c.arg(0).decl().name()):
+                s.add(c)
+            else:
+                s.add(z3.Implies(guard[g], c))
+        s.add(_z(NOT(x.ub)))
+        r = s.check()
         if r == z3.unknown:
             return None
-        if r == z3.unsat:
+        if r == z3.sat:           # a combination with no execution even without the rules
+            solvers.append(s)     # says nothing about them
+    if not solvers:
+        return None
+
+    def none_with(keep: list):
+        rs_ = [s.check(*[guard[k] for k in keep]) for s in solvers]
+        return None if z3.unknown in rs_ else all(r == z3.unsat for r in rs_)
+    keep = sorted(set(fam.values()))
+    if none_with(keep) is not True:
+        return None
+    for i in list(keep):
+        trial = [k for k in keep if k != i]
+        r = none_with(trial)
+        if r is None:
+            return None
+        if r:
             keep = trial
     return keep

@@ -152,18 +152,24 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     return res
 
 
-def _model_inconsistent(elab, test, res, limit: int) -> None:
+def _model_inconsistent(elabs, test, res, limit: int) -> None:
     """warning[model-inconsistent] (docs/semantics.md §18): the model file allows no
-    execution of this straight-line test; a minimal set of its rules that conflict."""
+    execution of this test (`elabs`: its straight-line code, or each path combination); a
+    minimal set of its rules that conflict."""
     from ..cat import inconsistent_warning, load_cached
-    from .cat_engine import CatEngine
-    m = load_cached(elab.model.cat)
-    eng = CatEngine(elab, m, analyse=True)
-    try:
-        eng.run(limit)
-    except (ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported):
-        return
-    keep = eng.conflict()
+    from .cat_engine import CatEngine, conflict
+    if not isinstance(elabs, list):
+        elabs = [elabs]
+    m = load_cached(elabs[0].model.cat)
+    fails: set = set()
+    for elab in elabs:
+        eng = CatEngine(elab, m, analyse=True)
+        try:
+            eng.run(limit)
+        except (ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported):
+            return
+        fails |= eng.fail_sets
+    keep = conflict(m, fails)
     if keep:
         res.warnings.append(inconsistent_warning(m, keep, test))
 
@@ -193,7 +199,10 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
                         threads=[replace(t, out_regs=[]) for t in strip_barriers(ct).threads])
         out, u = reference_outcomes_ub(elaborate(probe, model), limit)
         return bool(out) or u is not None
+    seen: list = []        # every combination's code (warning[model-inconsistent])
     for ct, cutlist, path in gen:
+        if getattr(model, "cat", None) is not None:
+            seen.append(strip_barriers(ct) if cutlist else ct)
         if cutlist:
             # section 15.9 (R-cf-bar-cut): a cut path is a prefix, its barrier operations are
             # not judged; only whether the prefix has an execution
@@ -266,4 +275,7 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
     res = judge(test, model, keys, states_l, complete, exists_query, t0, wanted)
     res.why, res.thin_air, res.warnings = why, thin_air, warnings
     cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed, bar_ub)
+    if getattr(model, "cat", None) is not None and complete and not states_l \
+            and cut is None and ub is None and bar_ub is None and not assumed:
+        _model_inconsistent([elaborate(c, model) for c in seen], test, res, limit)
     return res

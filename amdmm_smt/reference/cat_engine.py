@@ -141,6 +141,8 @@ class CatEngine(_Engine):
         ev = self.ev
         if self.elab.assumes and self.path_check(rval, False) == "off":
             return            # section 15.4: not an execution of this path
+        if self.analyse and self.elab.assumes and self.path_check(rval) != "ok":
+            return            # a branch on undef: undefined, not an execution (as x.ub)
         hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
         if any(w is not None and not hap[w] for w in rf.values()):
             return            # a read cannot take its value from a write that did not happen
@@ -166,7 +168,10 @@ class CatEngine(_Engine):
         base._static = self.static          # the static base names once per test
         ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared)
         if self.analyse:
-            self.fail_sets.add(self._broken(ev, rf))
+            # flagged executions are undefined, not executions (the SMT engine's x.ub)
+            if not any(not self.alg.holds("empty", ev.eval(ax.expr, {}, sp))
+                       for ax in self.flags for sp in ev.spaces_of(ax.expr, self.spaces)):
+                self.fail_sets.add(self._broken(ev, rf))
             return False
         if not self._value_holds(ev, rf):
             return False
@@ -214,19 +219,7 @@ class CatEngine(_Engine):
         return frozenset(out)
 
     def conflict(self):
-        """After an analysing run: a minimal set of rules every candidate breaks one of, by
-        deleting each rule in cat.rules order while the rest still exclude every candidate
-        (the SMT engine's encode/cat_z3.py conflicting_rules, the same order); None when no
-        candidate exists or one breaks nothing."""
-        from ..cat import rules
-        if not self.fail_sets or frozenset() in self.fail_sets:
-            return None
-        keep = list(range(len(rules(self.cat))))
-        for i in list(keep):
-            trial = [k for k in keep if k != i]
-            if all(fs & set(trial) for fs in self.fail_sets):
-                keep = trial
-        return keep
+        return conflict(self.cat, self.fail_sets)
 
     def flag_analysis(self):
         """The flag that holds in some consistent execution, as outcomes.judge_ub reads it,
@@ -236,3 +229,20 @@ class CatEngine(_Engine):
         if ax is None:
             return None
         return FlagUB(ax.name, ax.file, ax.line, not self.any_defined)
+
+
+def conflict(cat, fail_sets):
+    """After analysing runs (fail_sets: the rules each candidate breaks, over every path
+    combination): a minimal set of rules every candidate breaks one of, by deleting each
+    rule in cat.rules order while the rest still exclude every candidate (the SMT engine's
+    encode/cat_z3.py conflicting_rules, the same order); None when no candidate exists or one
+    breaks nothing."""
+    from ..cat import rules
+    if not fail_sets or frozenset() in fail_sets:
+        return None
+    keep = list(range(len(rules(cat))))
+    for i in list(keep):
+        trial = [k for k in keep if k != i]
+        if all(fs & set(trial) for fs in fail_sets):
+            keep = trial
+    return keep
