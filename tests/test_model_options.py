@@ -260,3 +260,13 @@ def test_generated_tests_agree_under_each_option_file(fname):
         if ref.complete:
             assert set(ref.states) == set(hand.states), text
     check()
+
+
+@pytest.mark.parametrize("rel", ["llvm-hsa.cat", "opencl.cat", "upstream-2026.cat"]
+                         + [f"options/{f}" for _, _, f in OPTION_FILES])
+def test_option_and_version_files_check_clean(rel):
+    """`amdmm-smt model check`: no error, no warning (a file's own definitions are all used)."""
+    from click.testing import CliRunner
+    from amdmm_smt.cli import main
+    r = CliRunner().invoke(main, ["model", "check", os.path.join(ROOT, "models", rel)])
+    assert r.exit_code == 0 and "warning" not in r.output.replace("0 warning(s)", ""), r.output
