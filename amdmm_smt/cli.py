@@ -604,11 +604,27 @@ def models():
         for f in cats:
             console.print(f"{f}: {describe(os.path.join(d, f))}", markup=False,
                           soft_wrap=True)
+    od = os.path.join(d, "options") if d else None
+    opt_files = sorted(f for f in os.listdir(od) if f.endswith(".cat")) \
+        if od and os.path.isdir(od) else []
+    if opt_files:
+        from .cat import describe
+        console.print("\nOption files: the seed with one option value's definitions replaced "
+                      "(--model models/options/OPTION-VALUE.cat; docs/semantics.md section 8):",
+                      markup=False, soft_wrap=True)
+        for f in opt_files:
+            console.print(f"options/{f}: {describe(os.path.join(od, f))}", markup=False,
+                          soft_wrap=True)
     from .model import option_table
     console.print("\nOptions a model file may set (`options:`; the default first; "
-                  "docs/semantics.md section 8):", markup=False, soft_wrap=True)
+                  "docs/semantics.md section 8; each value that is also a model file "
+                  "names it):", markup=False, soft_wrap=True)
     for name, values in option_table():
         console.print(f"    {name}: {' | '.join(values)}", markup=False, soft_wrap=True)
+        for v in values:
+            if f"{name}-{v}.cat" in opt_files:
+                console.print(f"        {v} as a model file: options/{name}-{v}.cat",
+                              markup=False, soft_wrap=True)
 
 
 @main.command("import-herd")

@@ -136,6 +136,9 @@ ELAB_WARNINGS = {
     "bound-assumed-all":
         "`bound: assume` assumed every execution away (each runs past the unroll bound): no "
         "execution is left to judge the expectations on (docs/semantics.md 15.2)",
+    "model-inconsistent":
+        "a model file (--model FILE.cat) allows no execution of the test: a minimal set of its "
+        "rules (the value statement, axioms) that conflict is named (docs/semantics.md 18)",
     "duplicate-name":
         "two files hold tests of the same name: both run, each shown as PATH::NAME (names are "
         "unique per file, not per corpus)",

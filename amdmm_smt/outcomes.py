@@ -316,6 +316,24 @@ def judge_ub(res: Result, an) -> None:
     ub_verdict(res, f"{rule} at {op}", an.all_undefined)
 
 
+class FlagUB:
+    """A model file's `flag ~empty e as NAME` that holds in some consistent execution
+    (docs/semantics.md §18, reported as 10.6 reports barrier undefined behaviour): the
+    analysis `judge_ub` reads, the same in both engines. The executions where `e` is not
+    empty are undefined; `every`: no consistent execution is defined."""
+
+    def __init__(self, name: str, file: str, line: int, every: bool):
+        import os
+        where = f"{os.path.basename(file)}:{line}"
+        self.rule = f"flag {name}"
+        self.ub = {self.rule: (where, [f"the model file's flag '{name}' ({where}) is not "
+                                      "empty in this execution"])}
+        self.all_undefined = every
+
+    def ub_rule(self) -> str:
+        return self.rule
+
+
 def ub_verdict(res: Result, where: str, every: bool) -> None:
     """docs 10.6 (R-bar-ub), for every kind of undefined behaviour (barrier rules, branch on
     undef): in every execution it passes only `expect: undefined`; in some executions it passes

@@ -28,7 +28,7 @@ from .model import Model
 from .elaborate.barrier import WaveDivergent
 from .elaborate.cflow import (Symmetry, strip_barriers, symmetric_combos, symmetries,
                               test_has_cflow, unroll_bound)
-from .outcomes import (WAVE_UNIFORM, PackedStates, Result, bar_ub_record, cf_verdicts,
+from .outcomes import (WAVE_UNIFORM, FlagUB, PackedStates, Result, bar_ub_record, cf_verdicts,
                        eval_cond, judge, judge_ub, limit_result, pack_values, projection,
                        unpack_values, wanted_states)
 
@@ -724,7 +724,10 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
         barrier operations, have an execution (its branch assumptions hold)?"""
         x = encode(elaborate(strip_barriers(ct), model))
         return _check(_solver(x, 1000 * min(limits.left() or 600.0, 4e6))) != z3.unsat
+    seen: list = []         # every combination's code (warning[model-inconsistent])
     for ct, cutlist, path, orbit in gen:
+        if model.cat is not None:
+            seen.append(strip_barriers(ct) if cutlist else ct)
         if cutlist:
             # docs 15.9 (R-cf-bar-cut): a cut path is a prefix; its barrier operations are
             # not judged (the waves it meets may be cut too), only whether it has an execution
@@ -803,7 +806,23 @@ def _run_cflow(test: Test, model: Model, t0: float, max_outcomes: int,
     res.thin_air, res.why, res.warnings = thin_air, why, warnings
     res.listed = listed
     cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed, bar_ub)
+    if model.cat is not None and complete and listed and not states_l and not thin_air \
+            and cut is None and ub is None and bar_ub is None and not assumed:
+        _model_inconsistent(test, model, res, seen)
     return res
+
+
+def _model_inconsistent(test: Test, model: Model, res: Result, combos=None) -> None:
+    """warning[model-inconsistent] (docs/semantics.md §18): the model file allows no
+    execution of this test (`combos`: its path combinations, when it has control flow); name
+    a minimal set of its rules that conflict."""
+    from .cat import inconsistent_warning, load_cached
+    from .encode.cat_z3 import conflicting_rules
+    left = limits.left()
+    keep = conflicting_rules([elaborate(t, model) for t in (combos or [test])],
+                             1000 * min(left or 60.0, 60.0))
+    if keep:
+        res.warnings.append(inconsistent_warning(load_cached(model.cat), keep, test))
 
 
 def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
@@ -811,7 +830,11 @@ def _run_test(test: Test, model: Model, t0: float, max_outcomes: int,
     if test_has_cflow(test):
         return _run_cflow(test, model, t0, max_outcomes, decide_only, symmetry)
     try:
-        return _run_straight(test, model, t0, max_outcomes, decide_only, encoded=encoded)
+        res = _run_straight(test, model, t0, max_outcomes, decide_only, encoded=encoded)
+        if model.cat is not None and res.complete and getattr(res, "listed", True) \
+                and not res.states and not res.thin_air and res.ub is None:
+            _model_inconsistent(test, model, res)
+        return res
     except WaveDivergent:
         # docs 10.3 / 15.9 (R-cf-bar-wave): threads of one wave with different barrier
         # instructions stand for a divergent branch: the test is its one path combination,
@@ -862,6 +885,22 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
             m = model_of(s)
             cf_ub = next((t, ln) for u, t, ln in x.cf_ub
                          if z3.is_true(m.eval(u, model_completion=True)))
+        s.pop()
+    flag_an = None
+    if getattr(x, "flags", None):
+        # a model file's flags (docs/semantics.md §18): is some consistent execution flagged?
+        # then undefined behaviour, reported as 10.6 reports a barrier's; flagged executions
+        # are not defined executions (x.ub includes the flags: encode/cat_z3.py)
+        s.push()
+        s.add(OR(*[u for u, _, _, _ in x.flags]))
+        if _check(s) == z3.sat:
+            m = model_of(s)
+            hit = next(f for f in x.flags if z3.is_true(m.eval(f[0], model_completion=True)))
+            s.pop()
+            s.push()
+            s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
+            every = _check(s) == z3.unsat
+            flag_an = FlagUB(hit[1], hit[2], hit[3], every)
         s.pop()
     s.add(NOT(x.ub) if not isinstance(x.ub, bool) else z3.BoolVal(not x.ub))
     reachable: Optional[bool] = None
@@ -944,6 +983,8 @@ def _run_straight(test: Test, model: Model, t0: float, max_outcomes: int,
     res.warnings = list(elab.warnings)
     if x.bar is not None:
         judge_ub(res, x.bar)
+    elif flag_an is not None:
+        judge_ub(res, flag_an)
     return res
 
 

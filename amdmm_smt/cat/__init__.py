@@ -15,7 +15,8 @@ import os
 from ..errors import LitmusError
 from .check import CatModel, load
 
-__all__ = ["CatModel", "load", "load_cached", "is_cat", "refuse_unsupported"]
+__all__ = ["CatModel", "load", "load_cached", "is_cat", "refuse_unsupported", "rules",
+           "inconsistent_warning"]
 
 _CACHE: dict = {}
 
@@ -49,7 +50,7 @@ def load_cached(path: str) -> CatModel:
 def refuse_unsupported(elab, model_file: str) -> None:
     """A test that uses a family of rules the model file does not define is refused, never
     answered by hand-written code (docs/semantics.md §18): execution barriers, asynchronous
-    operations, and the no_thin_air option."""
+    operations."""
     from ..errors import LitmusError as E
     t = elab.test
     if getattr(elab, "barrier", None) is not None:
@@ -66,12 +67,29 @@ def refuse_unsupported(elab, model_file: str) -> None:
                     "model", t.file, getattr(getattr(e, "instr", None), "line", None))
 
 
-def refuse_flags(m: CatModel) -> None:
-    """`flag ~empty` axioms are parsed and type-checked, not run by the engines yet."""
+def rules(m: CatModel) -> list:
+    """The rules a minimal conflict is looked for among, in a fixed order both engines use:
+    the value statement, then every axiom (not the flags) in file order, axioms of one name
+    as one rule."""
+    out, seen = [m.value], set()
     for ax in m.axioms:
-        if ax.flag:
-            raise LitmusError(f"flag axioms (undefined behaviour) are type-checked but not run "
-                              f"by the engines yet: '{ax.name}'", ax.file, ax.line)
+        if not ax.flag and ax.name not in seen:    # one rule per name (the first axiom's line)
+            seen.add(ax.name)
+            out.append(ax)
+    return out
+
+
+def inconsistent_warning(m: CatModel, keep: list, test):
+    """warning[model-inconsistent] (docs/semantics.md §18): the model file allows no execution
+    of the test, and `keep` (indices into rules(m)) is a minimal set of its rules that
+    conflict: without any one of them some execution exists."""
+    from ..errors import Warn
+    rs = rules(m)
+    names = ", ".join(f"{rs[i].name} ({os.path.basename(rs[i].file)}:{rs[i].line})"
+                      for i in keep)
+    return Warn("model-inconsistent", f"the model file {os.path.basename(m.file)} allows no "
+                f"execution of this test; these of its rules conflict: {names} (without any "
+                "one of them some execution exists)", test.file, test.line)
 
 
 def check_file(path: str) -> CatModel:

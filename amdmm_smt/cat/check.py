@@ -361,7 +361,9 @@ def _check(m: CatModel) -> None:
         live.add(n)
         todo += [d for d in c.deps.get(n, ()) if d in m.defs]
     for n, d in m.defs.items():
-        if n not in live:
+        # only the checked file's own definitions: an option file that replaces a definition
+        # of the file it includes leaves that file's helpers unused on purpose
+        if n not in live and d.b.file == m.file:
             m.warnings.append(f"{d.b.file}:{d.b.line}: warning: '{n}' is defined but no axiom "
                               "nor the value statement uses it")
     if m.value is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import z3
 
-from ..cat import load_cached, refuse_flags, refuse_unsupported
+from ..cat import load_cached, refuse_unsupported, rules
 from ..cat.base import Base, Dynamic, Terms
 from ..cat.eval import Evaluator
 from ..limits import tick
@@ -406,7 +406,6 @@ def encode(x: Execution, path: str) -> None:
     el = x.elab
     cat = load_cached(path)
     refuse_unsupported(el, path)
-    refuse_flags(cat)
     alg = Z3Algebra(x)
     ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
     v = cat.value
@@ -428,7 +427,19 @@ def encode(x: Execution, path: str) -> None:
                 if r.id in x.rmask:      # undef by the value rule: every byte (docs 15.4)
                     x.ctx.add(IMPLIES(NOT(definite), x.rmask[r.id] == values.ALL))
                 values._reads_from(x, r, ws, rfs)
+    x.flags = []
     for ax in cat.axioms:
+        if ax.flag:
+            # `flag ~empty e as NAME` (docs/model-language.md; docs/semantics.md §18, reported
+            # as 10.6): not an axiom; an execution where e is not empty is undefined (x.ub, so
+            # not a defined execution; solve.py asks whether one exists)
+            terms = [t for sp in ev.spaces_of(ax.expr, el.spaces)
+                     for t in ev.eval(ax.expr, {}, sp).values()]
+            t = OR(*terms) if terms else False
+            if t is not False:
+                x.flags.append((z3.BoolVal(True) if t is True else t, ax.name, ax.file, ax.line))
+                x.ub = OR(x.ub, t)
+            continue
         with x.ctx.family(ax.name):
             for sp in ev.spaces_of(ax.expr, el.spaces):
                 alg.assert_axiom(ax.kind, ev.eval(ax.expr, {}, sp))
@@ -447,3 +458,57 @@ def encode_model_file(elab, explaining: bool = False) -> Execution:
     with x.ctx.family(F.CONTROL):
         control.control(x)
     return x
+
+
+def conflicting_rules(elabs, timeout_ms: int = 60_000):
+    """warning[model-inconsistent] (docs/semantics.md §18): when the model file allows no
+    execution of a test (`elabs`: its straight-line code, or every path combination of it), a
+    minimal set of its rules (indices into cat.rules: the value statement, the axioms) that
+    conflict, found by deleting each rule in that order while the rest still allow no
+    execution; None when some execution exists, when the execution structure alone has none,
+    or when the solver gives up. Every constraint is guarded by the rule it belongs to (its
+    family), except the definitions of derived relations (`v == expr`, fresh v), which hold
+    in every reading."""
+    if not isinstance(elabs, (list, tuple)):
+        elabs = [elabs]
+    cat = load_cached(elabs[0].model.cat)
+    rs = rules(cat)
+    fam = {F.READ_VALUE: 0}
+    for i, ax in enumerate(rs[1:], 1):
+        fam.setdefault(ax.name, i)
+    guard = [z3.Bool(f"rule#{i}") for i in range(len(rs))]
+    solvers = []
+    for elab in elabs:
+        x = encode_model_file(elab)
+        s = z3.SimpleSolver()
+        s.set("timeout", max(1, int(timeout_ms)))
+        for c, f in zip(x.ctx.constraints, x.ctx.families):
+            g = fam.get(f)
+            if g is None or (z3.is_eq(c) and z3.is_const(c.arg(0))
+                             and "#" in c.arg(0).decl().name()):
+                s.add(c)
+            else:
+                s.add(z3.Implies(guard[g], c))
+        s.add(_z(NOT(x.ub)))
+        r = s.check()
+        if r == z3.unknown:
+            return None
+        if r == z3.sat:           # a combination with no execution even without the rules
+            solvers.append(s)     # says nothing about them
+    if not solvers:
+        return None
+
+    def none_with(keep: list):
+        rs_ = [s.check(*[guard[k] for k in keep]) for s in solvers]
+        return None if z3.unknown in rs_ else all(r == z3.unsat for r in rs_)
+    keep = sorted(set(fam.values()))
+    if none_with(keep) is not True:
+        return None
+    for i in list(keep):
+        trial = [k for k in keep if k != i]
+        r = none_with(trial)
+        if r is None:
+            return None
+        if r:
+            keep = trial
+    return keep

@@ -60,7 +60,7 @@ from .engine import reference_analysis_ub as _hand_analysis_ub
 from .engine import reference_outcomes_ub as _hand_outcomes_ub
 from ..elaborate.barrier import WaveDivergent
 from ..elaborate.cflow import described_combos, strip_barriers, test_has_cflow, unroll_bound
-from ..outcomes import WAVE_UNIFORM, bar_ub_record, cf_verdicts
+from ..outcomes import WAVE_UNIFORM, FlagUB, bar_ub_record, cf_verdicts
 from dataclasses import replace
 
 __all__ = ["ReferenceTooBig", "ReferenceUnbounded", "ReferenceUnsupported",
@@ -73,12 +73,10 @@ def _cat_engine(elab):
     path = getattr(elab.model, "cat", None)
     if path is None:
         return None
-    from ..cat import load_cached, refuse_flags, refuse_unsupported
+    from ..cat import load_cached, refuse_unsupported
     from .cat_engine import CatEngine
     refuse_unsupported(elab, path)
-    m = load_cached(path)
-    refuse_flags(m)
-    return CatEngine(elab, m)
+    return CatEngine(elab, load_cached(path))
 
 
 def reference_analysis_ub(elab, limit: int = 2_000_000):
@@ -86,7 +84,8 @@ def reference_analysis_ub(elab, limit: int = 2_000_000):
     undef or None): engine.reference_analysis_ub, or the model file's engine."""
     cat = _cat_engine(elab)
     if cat is not None:
-        return cat.run(limit), None, cat.ub
+        out = cat.run(limit)
+        return out, cat.flag_analysis(), cat.ub     # the flags' undefined behaviour (§18)
     return _hand_analysis_ub(elab, limit)
 
 
@@ -148,7 +147,31 @@ def run_reference(test: Test, model: Model, limit: int = 2_000_000) -> Result:
     res.warnings = list(elab.warnings)
     if an is not None:
         judge_ub(res, an)          # docs/semantics.md 10.6
+    elif getattr(model, "cat", None) is not None and complete and not states:
+        _model_inconsistent(elab, test, res, limit)
     return res
+
+
+def _model_inconsistent(elabs, test, res, limit: int) -> None:
+    """warning[model-inconsistent] (docs/semantics.md §18): the model file allows no
+    execution of this test (`elabs`: its straight-line code, or each path combination); a
+    minimal set of its rules that conflict."""
+    from ..cat import inconsistent_warning, load_cached
+    from .cat_engine import CatEngine, conflict
+    if not isinstance(elabs, list):
+        elabs = [elabs]
+    m = load_cached(elabs[0].model.cat)
+    fails: set = set()
+    for elab in elabs:
+        eng = CatEngine(elab, m, analyse=True)
+        try:
+            eng.run(limit)
+        except (ReferenceTooBig, ReferenceUnbounded, ReferenceUnsupported):
+            return
+        fails |= eng.fail_sets
+    keep = conflict(m, fails)
+    if keep:
+        res.warnings.append(inconsistent_warning(m, keep, test))
 
 
 def _run_cflow(test: Test, model: Model, limit: int) -> Result:
@@ -176,7 +199,10 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
                         threads=[replace(t, out_regs=[]) for t in strip_barriers(ct).threads])
         out, u = reference_outcomes_ub(elaborate(probe, model), limit)
         return bool(out) or u is not None
+    seen: list = []        # every combination's code (warning[model-inconsistent])
     for ct, cutlist, path in gen:
+        if getattr(model, "cat", None) is not None:
+            seen.append(strip_barriers(ct) if cutlist else ct)
         if cutlist:
             # section 15.9 (R-cf-bar-cut): a cut path is a prefix, its barrier operations are
             # not judged; only whether the prefix has an execution
@@ -224,7 +250,8 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
                                             "run": [e.message + WAVE_UNIFORM]}, path)
                 continue
             if bar_ub is None and an is not None and an.ub_rule() is not None and (
-                    out or has_execution(ct)):
+                    out or isinstance(an, FlagUB) or has_execution(ct)):
+                # (a flag fired in a consistent execution: the combination has one, §18)
                 rule = an.ub_rule()
                 bar_ub = bar_ub_record({"rule": rule, "op": an.ub[rule][0],
                                         "run": an.ub[rule][1], "rules": sorted(an.ub)}, path)
@@ -248,4 +275,7 @@ def _run_cflow(test: Test, model: Model, limit: int) -> Result:
     res = judge(test, model, keys, states_l, complete, exists_query, t0, wanted)
     res.why, res.thin_air, res.warnings = why, thin_air, warnings
     cf_verdicts(res, test, bound, cut, ub, complete, states_l, assumed, bar_ub)
+    if getattr(model, "cat", None) is not None and complete and not states_l \
+            and cut is None and ub is None and bar_ub is None and not assumed:
+        _model_inconsistent([elaborate(c, model) for c in seen], test, res, limit)
     return res

@@ -141,6 +141,10 @@ class AvVis:
         one pass over the candidates in hb order (both clauses only look at operations that
         happen before Y)."""
         cont = self.cont
+        # S002: OpenCL "requires the memory scopes to exactly match" (scope_inclusion: opencl),
+        # also for "X and Y specify inclusive scopes" of clause 1 (encode/avvis.py
+        # _inclusive_at)
+        opencl = self.opts.scope_inclusion == "opencl"
         V: dict = {}
         vis = 0
         for (y, sy) in cands:
@@ -149,7 +153,8 @@ class AvVis:
             best = -1
             for (x, sx) in A:                              # clause 1
                 if x != y and hb[x] >> y & 1 and cont[x][sx] >> y & 1 \
-                        and cont[y][sy] >> x & 1:
+                        and cont[y][sy] >> x & 1 \
+                        and not (opencl and not self.ev[x].is_init and sx != sy):
                     best = max(best, min(sx, sy))
             for x, vx in V.items():                        # clause 2
                 if vx < 0 or vx <= best or not (hb[x] >> y & 1) or not (cont[y][sy] >> x & 1):

@@ -16,7 +16,7 @@ import itertools
 
 from ..cat.base import Base, Dynamic, Terms
 from ..cat.eval import Evaluator, MaskAlgebra, TriAlgebra, t_and, t_not, t_or
-from .common import NOWRITE, ReferenceUnsupported
+from .common import NOWRITE
 from .engine import _Engine
 
 
@@ -75,11 +75,19 @@ class _Dyn(Dynamic):
 
 
 class CatEngine(_Engine):
-    def __init__(self, elab, cat):
+    def __init__(self, elab, cat, analyse: bool = False):
         super().__init__(elab)
         self.cat = cat
-        if any(ax.flag for ax in cat.axioms):
-            raise ReferenceUnsupported("flag axioms (undefined behaviour) of a model file")
+        # warning[model-inconsistent] (docs/semantics.md §18): every candidate, unpruned, with
+        # the set of rules (cat.rules indices) it breaks; nothing is recorded
+        self.analyse = analyse
+        self.fail_sets: set = set()
+        # `flag ~empty e as NAME` (docs/semantics.md §18, reported as 10.6): the first flag
+        # found not empty in a consistent execution, and whether some execution is defined
+        self.flags = [ax for ax in cat.axioms if ax.flag]
+        self.axioms = [ax for ax in cat.axioms if not ax.flag]
+        self.flag_hit = None
+        self.any_defined = False
         self.alg = MaskAlgebra(self.n)
         self.static: dict = {}
         self.shared: dict = {}
@@ -88,6 +96,12 @@ class CatEngine(_Engine):
                          for sp in self.spaces}
 
     def choices(self):
+        if self.analyse:      # every choice: a rule the file drops may be what excluded it
+            return [[None] + [w for w in self.writes_of[self.ev[r].loc] if w != r]
+                    for r in self.reads]
+        return self._choices()
+
+    def _choices(self):
         """Undef or any write to the read's location but itself (R-rmw-self), minus what the
         file's own definitions exclude in every execution: the model evaluated once with
         every choice unknown (cat/eval.py TriAlgebra) gives the writes a read may see in
@@ -127,6 +141,8 @@ class CatEngine(_Engine):
         ev = self.ev
         if self.elab.assumes and self.path_check(rval, False) == "off":
             return            # section 15.4: not an execution of this path
+        if self.analyse and self.elab.assumes and self.path_check(rval) != "ok":
+            return            # a branch on undef: undefined, not an execution (as x.ub)
         hap = [bool(e.writes) and wval[e.id] is not NOWRITE for e in ev]
         if any(w is not None and not hap[w] for w in rf.values()):
             return            # a read cannot take its value from a write that did not happen
@@ -151,6 +167,28 @@ class CatEngine(_Engine):
         base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos))
         base._static = self.static          # the static base names once per test
         ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared)
+        if self.analyse:
+            # flagged executions are undefined, not executions (the SMT engine's x.ub)
+            if not any(not self.alg.holds("empty", ev.eval(ax.expr, {}, sp))
+                       for ax in self.flags for sp in ev.spaces_of(ax.expr, self.spaces)):
+                self.fail_sets.add(self._broken(ev, rf))
+            return False
+        if not self._value_holds(ev, rf):
+            return False
+        for ax in self.axioms:
+            for sp in ev.spaces_of(ax.expr, self.spaces):
+                if not self.alg.holds(ax.kind, ev.eval(ax.expr, {}, sp)):
+                    return False
+        for ax in self.flags:
+            for sp in ev.spaces_of(ax.expr, self.spaces):
+                if not self.alg.holds("empty", ev.eval(ax.expr, {}, sp)):
+                    self.flag_hit = self.flag_hit or ax
+                    return False      # undefined: not a defined execution
+        self.any_defined = True
+        return True
+
+    def _value_holds(self, ev, rf) -> bool:
+        """The value statement: a definite read chose a write it may see, another chose undef."""
         v = self.cat.value
         for sp in self.spaces:
             if not self.reads_in[sp]:
@@ -164,8 +202,47 @@ class CatEngine(_Engine):
                         return False
                 elif w is not None:
                     return False
-        for ax in self.cat.axioms:
+        return True
+
+    def _broken(self, ev, rf) -> frozenset:
+        """The rules (indices into cat.rules) this candidate breaks."""
+        from ..cat import rules
+        idx = {ax.name: i for i, ax in enumerate(rules(self.cat)) if i}
+        out = set() if self._value_holds(ev, rf) else {0}
+        for ax in self.axioms:
+            if idx[ax.name] in out:
+                continue
             for sp in ev.spaces_of(ax.expr, self.spaces):
                 if not self.alg.holds(ax.kind, ev.eval(ax.expr, {}, sp)):
-                    return False
-        return True
+                    out.add(idx[ax.name])
+                    break
+        return frozenset(out)
+
+    def conflict(self):
+        return conflict(self.cat, self.fail_sets)
+
+    def flag_analysis(self):
+        """The flag that holds in some consistent execution, as outcomes.judge_ub reads it,
+        or None."""
+        from ..outcomes import FlagUB
+        ax = self.flag_hit
+        if ax is None:
+            return None
+        return FlagUB(ax.name, ax.file, ax.line, not self.any_defined)
+
+
+def conflict(cat, fail_sets):
+    """After analysing runs (fail_sets: the rules each candidate breaks, over every path
+    combination): a minimal set of rules every candidate breaks one of, by deleting each
+    rule in cat.rules order while the rest still exclude every candidate (the SMT engine's
+    encode/cat_z3.py conflicting_rules, the same order); None when no candidate exists or one
+    breaks nothing."""
+    from ..cat import rules
+    if not fail_sets or frozenset() in fail_sets:
+        return None
+    keep = list(range(len(rules(cat))))
+    for i in list(keep):
+        trial = [k for k in keep if k != i]
+        if all(fs & set(trial) for fs in fail_sets):
+            keep = trial
+    return keep
