@@ -48,9 +48,11 @@ CORPUS = _in_scope()
 
 
 def _async_cases(models) -> list:
-    """litmus/async (docs §11), minus the tests with an execution barrier (refused: §18)."""
+    """litmus/async (docs §11) and the synchronous LDS DMA of litmus/forms (docs 16.1), minus
+    the tests with an execution barrier (refused: §18)."""
     out = []
-    for f in sorted(glob.glob(os.path.join(ROOT, "litmus", "async", "*.yaml"))):
+    for f in sorted(glob.glob(os.path.join(ROOT, "litmus", "async", "*.yaml"))
+                    + glob.glob(os.path.join(ROOT, "litmus", "forms", "sync-dma-*.yaml"))):
         t = parse_file(f)
         if models is not None and t.model not in models:
             continue
@@ -421,7 +423,7 @@ def _async_edit(tmp_path, base: str, body: str) -> str:
 
 
 def _file_outcomes(path: str, rel: str):
-    t = parse_file(os.path.join(ROOT, "litmus", "async", rel))
+    t = parse_file(os.path.join(ROOT, "litmus", rel if "/" in rel else os.path.join("async", rel)))
     m = get_model(path)
     a, b = run_test(t, m), run_reference(t, m)
     assert a.states == b.states
@@ -497,3 +499,16 @@ def test_edit_async_upstream_program_order(tmp_path):
     assert _file_outcomes(UP_CAT, rel) == [(("T0:%r0", None), ("T0:%r1", None))]
     edit = _async_edit(tmp_path, "upstream-2026.cat", "let pov = po\n")
     assert _file_outcomes(edit, rel) == [(("T0:%r0", None), ("T0:%r1", 7))]
+
+
+def test_edit_sync_dma_upstream(tmp_path):
+    """upstream-2026.cat without R-dma-sync-upstream's completion at the call (pocHb as
+    async.cat has it, which cuts the program order of the DMA's events: pov leaves them out):
+    nothing orders the DMA's LDS write before the later load of l, no visibility reaches the
+    load (it needs happens-before), so the load may see the initial 0 and the DMA write, which
+    is not location-ordered before it: undef (was 7)."""
+    rel = "forms/sync-dma-read-after.yaml"
+    assert _file_outcomes(UP_CAT, rel) == [(("T0:%r", 7),)]
+    edit = _async_edit(tmp_path, "upstream-2026.cat",
+                       "let pocHb = (poc & pov) \\ (cross(Async, E) \\ (asyncDone ; po))\n")
+    assert _file_outcomes(edit, rel) == [(("T0:%r", None),)]

@@ -38,6 +38,7 @@ BASE: dict[str, tuple[str, bool, bool]] = {
     "rf": ("rel", False, False), "co": ("rel", False, False),
     # asynchronous operations (S004, UP 2.4; docs/semantics.md §11, models/async.cat)
     "Async": ("set", False, False), "initiates": ("rel", False, False),
+    "DmaSync": ("set", False, False),
     "completedAt": ("rel", False, False), "completedAtStage": ("rel", False, False),
 }
 # the base names that say when an asynchronous operation completes: a model that uses neither
@@ -204,6 +205,9 @@ class Base:
                                                      el.scope_in(a, sp) == el.scope_in(b, sp)))
         if name == "Async":
             return S(lambda e: _async_op(el, e))
+        if name == "DmaSync":          # docs 16.1: the two events (.r, .w) of one line
+            return S(lambda e: e.async_of is None and e.instr is not None
+                     and bool(e.instr.intrinsic) and e.kind in ("load", "store"))
         if name == "initiates":
             return {(e.async_of, e.id): True for e in self.ev if _async_op(el, e)}
         if name in ("completedAt", "completedAtStage"):
