@@ -10,8 +10,9 @@ reference engine, Z3 Booleans folded with constants for the SMT engine.
 
 from __future__ import annotations
 
-from ..elaborate.events import (Elab, load_visible, may_acquire, may_release, store_available,
-                                strong_atomic)
+from ..elaborate import async_ops as asyncops
+from ..elaborate.events import (Elab, body_executions, compatible, load_visible, may_acquire,
+                                may_release, store_available, strong_atomic)
 from ..ir import SYSTEM, is_acquire, is_release
 
 LEVELS = tuple(range(SYSTEM + 1))
@@ -35,7 +36,14 @@ BASE: dict[str, tuple[str, bool, bool]] = {
     "contains": ("rel", True, False), "incl": ("rel", False, True),
     "samescope": ("rel", False, True),
     "rf": ("rel", False, False), "co": ("rel", False, False),
+    # asynchronous operations (S004, UP 2.4; docs/semantics.md §11, models/async.cat)
+    "Async": ("set", False, False), "initiates": ("rel", False, False),
+    "DmaSync": ("set", False, False),
+    "completedAt": ("rel", False, False), "completedAtStage": ("rel", False, False),
 }
+# the base names that say when an asynchronous operation completes: a model that uses neither
+# does not define the family 'async' (its tests are refused, docs/semantics.md §18)
+ASYNC_COMPLETION = ("completedAt", "completedAtStage")
 DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co"}
 
 # The sentence each base name rests on: docs/model-language.md "Base names".
@@ -57,6 +65,38 @@ class Dynamic:
 
 def _atomic(e) -> bool:
     return e.is_init or bool(e.atomic)
+
+
+def _async_op(el: Elab, e) -> bool:
+    """A.r / A.w of an async instruction (kind `dma`, docs §11.3)."""
+    return e.async_of is not None and el.events[e.async_of].kind == "dma"
+
+
+def completed_at(el: Elab, staged: bool) -> dict:
+    """(A.r, Y), (A.w, Y) for every wait.asyncmark Y that A is completed-at (docs §11.4, the
+    static completion of `elaborate/async_ops.py`, R-async-done-every: the first such wait and
+    every later one that does not ignore A's stage). staged: UP 2.4, one sequence per stage;
+    else S004, one sequence, masks ignored (R-async-seed-mask). Completion left unspecified
+    across function bodies (R-call-async-seq) is refused before (cat.refuse_unsupported)."""
+    out: dict = {}
+    for ti, t in enumerate(el.test.threads):
+        ev = {e.pos: e for e in el.events if e.thread == ti and e.async_of is None}
+        stage_of, masks = {}, {}
+        for pos, ins in enumerate(t.code):
+            if ins.kind == "dma":
+                stage_of[pos] = asyncops.dma_stage(ins.args[0], el.target)
+            elif ins.kind in ("asyncmark", "wait_asyncmark"):
+                masks[pos] = ins.args
+        if not stage_of:
+            continue
+        comp = asyncops.completion(t.code, stage_of, masks, staged, body_executions(t.code))
+        waits = comp.waits()
+        for e in el.events:
+            if e.thread == ti and _async_op(el, e):
+                for q in waits:
+                    if q > e.pos and comp.definite(e.pos, q):
+                        out[(e.id, ev[q].id)] = True
+    return out
 
 
 class Base:
@@ -147,7 +187,9 @@ class Base:
         if name == "po":
             return R(lambda a, b: el.po(a, b))
         if name == "poc":
-            return R(lambda a, b: el.po(a, b) and el.po_in_hb(a, b))
+            # S001 over the instructions' program order; an async operation's halves carry
+            # their instruction's tags (docs §11.3) and are cut by the model (async.cat)
+            return R(lambda a, b: el.po(a, b) and compatible(a.tags, b.tags))
         if name == "loc":
             return R(lambda a, b: a.loc is not None and a.loc == b.loc)
         if name == "ext":
@@ -161,6 +203,15 @@ class Base:
         if name == "samescope":
             return R(lambda a, b: a.id != b.id and (a.is_init or b.is_init or
                                                      el.scope_in(a, sp) == el.scope_in(b, sp)))
+        if name == "Async":
+            return S(lambda e: _async_op(el, e))
+        if name == "DmaSync":          # docs 16.1: the two events (.r, .w) of one line
+            return S(lambda e: e.async_of is None and e.instr is not None
+                     and bool(e.instr.intrinsic) and e.kind in ("load", "store"))
+        if name == "initiates":
+            return {(e.async_of, e.id): True for e in self.ev if _async_op(el, e)}
+        if name in ("completedAt", "completedAtStage"):
+            return completed_at(el, staged=name == "completedAtStage")
         raise KeyError(name)
 
     # ---- dynamic ----

@@ -34,6 +34,7 @@ class CatModel:
     axioms: list = field(default_factory=list)
     value: Optional[Value] = None
     warnings: list = field(default_factory=list)      # "FILE:LINE: warning: ..."
+    bases: set = field(default_factory=set)           # base names the axioms / value use
 
     @property
     def name(self) -> str:
@@ -360,6 +361,9 @@ def _check(m: CatModel) -> None:
             continue
         live.add(n)
         todo += [d for d in c.deps.get(n, ()) if d in m.defs]
+    m.bases = {n for n in roots if n in BASE}
+    for n in live:
+        m.bases |= {x for x in _names(m.defs[n].b.expr) if x in BASE}
     for n, d in m.defs.items():
         # only the checked file's own definitions: an option file that replaces a definition
         # of the file it includes leaves that file's helpers unused on purpose

@@ -31,7 +31,7 @@ from ..cat import load_cached, refuse_unsupported, rules
 from ..cat.base import Base, Dynamic, Terms
 from ..cat.eval import Evaluator
 from ..limits import tick
-from . import control, values
+from . import async_ops, control, values
 from . import families as F
 from .execution import Execution
 from .logic import AND, B, IMPLIES, NOT, OR
@@ -452,6 +452,8 @@ def encode_model_file(elab, explaining: bool = False) -> Execution:
     refuse_unsupported(elab, elab.model.cat)
     with x.ctx.family(F.WRITE_VALUES):
         values.write_values(x)
+    with x.ctx.family(F.ASYNC):    # S004: an async copy writes what its read returned
+        async_ops.write_values(x)
     encode(x, elab.model.cat)
     with x.ctx.family(F.STRUCTURE):
         values.final_values(x)
