@@ -404,10 +404,6 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb,
         if bar:
             bar.stop()
     diffs = diff_results(ra, rb, batch.errors)
-    if with_explain and (a.cat or b.cat):       # docs/semantics.md §18: explain, not yet
-        Console(stderr=True, highlight=False, emoji=False).print(
-            "note: no explanations: explain does not run a model file yet", markup=False)
-        with_explain = False
     if with_explain:
         try:
             from .run.commands import explain_many
