@@ -1,9 +1,9 @@
 """Fuzzing the model language's parser and checker (issue 27 item 6), as tests/fuzz.py fuzzes
 the litmus parser: random mutations of the shipped model files (delete, duplicate and swap
-tokens and lines, insert stray tokens, truncate) through `amdmm-smt model check FILE` and
-`amdmm-smt verify --model FILE TEST`. Each must be accepted (exit 0 or 1) or refused with one
-line `FILE:LINE: problem` and exit 2: never a traceback, an internal error, a hang, or an error
-without its line.
+tokens and lines, insert stray tokens, replace operators, truncate) through `amdmm-smt model
+check FILE`, `amdmm-smt verify --model FILE TEST` and `amdmm-smt explain --model FILE TEST`.
+Each must be accepted (exit 0 or 1) or refused with one line `FILE:LINE: problem` and exit 2:
+never a traceback, an internal error, a hang, or an error without its line.
 
     python3 tests/fuzz_model.py --count 2000 [--seed 1]   # prints the findings, exit 1 on one
 
@@ -97,9 +97,14 @@ def mutate(rnd: random.Random, text: str) -> str:
 def make_case(rnd: random.Random) -> Case:
     src = rnd.choice(CATS)
     text = mutate(rnd, open(src, encoding="utf-8").read())
-    if rnd.random() < 0.5:
+    k = rnd.random()
+    if k < 0.45:
         return Case("model-check", ["model", "check", "{f}"], text, fname="m.cat",
                     family=os.path.basename(src), command="model check")
+    if k < 0.6:
+        return Case("explain-model", ["explain", "--timeout", "5", "--model", "{f}",
+                                      "--outcome", "T1:%r0 == 1 && T1:%r1 == 0", TEST], text,
+                    fname="m.cat", family=os.path.basename(src), command="explain --model")
     return Case("verify-model", ["verify", "--timeout", "5", "--model", "{f}", TEST], text,
                 fname="m.cat", family=os.path.basename(src), command="verify --model")
 

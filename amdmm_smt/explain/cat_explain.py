@@ -136,11 +136,15 @@ def _relation(cat, evl, name: str, spaces: list) -> Optional[dict]:
     return {sp: _pairs(evl.eval(node, {}, sp)) for sp in spaces}
 
 
-def add_file_relations(wt: dict, x, happens: dict, rf: dict, pos: dict) -> None:
+def add_file_relations(wt: dict, x, happens: dict) -> None:
     """Fill the witness's synchronizes-with, happens-before and per-read sections from the
-    model file's own relations evaluated on this execution."""
+    model file's own relations evaluated on this execution (which writes happen, its
+    reads-from and modification orders, as the witness has them)."""
     el = x.elab
     ev = x.ev
+    by_label = {e.label: e.id for e in ev}
+    rf = {by_label[r]: by_label[w] for w, r in wt["rf"]}
+    pos = {by_label[lab]: k for ws in wt["co"].values() for k, lab in enumerate(ws)}
     cat = load_cached(el.model.cat)
     spaces = list(el.spaces)
     evl = Evaluator(cat, MaskAlgebra(len(ev)), Base(el, _BoolTerms(), _Concrete(happens, rf, pos)),

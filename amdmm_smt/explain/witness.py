@@ -439,9 +439,7 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
                          for i in range(len(el.thread_names))}}
     if cat:
         from .cat_explain import add_file_relations
-        add_file_relations(out, x, happens, {b: a for (a, b), v in x.rf_var.items() if w.t(v)},
-                           {e: k for ws in co.values() for k, e in enumerate(
-                               next(i.id for i in ev if i.label == lab) for lab in ws)})
+        add_file_relations(out, x, happens)
     if bar_pairs:
         out["barrier"] = bar_pairs
     unspec = _unspecified(x, w)
