@@ -1,7 +1,8 @@
 """Fuzzing the model language's parser and checker (issue 27 item 6), as tests/fuzz.py fuzzes
 the litmus parser: random mutations of the shipped model files (delete, duplicate and swap
 tokens and lines, insert stray tokens, replace operators, truncate) through `amdmm-smt model
-check FILE`, `amdmm-smt verify --model FILE TEST` and `amdmm-smt explain --model FILE TEST`.
+check FILE`, `verify --model FILE TEST`, `explain --model FILE TEST`, `lint --model FILE TEST`
+and `diff --from seed.cat --to FILE TEST`.
 Each must be accepted (exit 0 or 1) or refused with one line `FILE:LINE: problem` and exit 2:
 never a traceback, an internal error, a hang, or an error without its line.
 
@@ -33,6 +34,7 @@ from tests.fuzz import WATCHDOG, Case, Hang, _alarm  # noqa: E402
 
 CATS = sorted(glob.glob(os.path.join(ROOT, "models", "*.cat")))
 TEST = os.path.join(ROOT, "litmus", "classic", "MP+rel-acq.wg.same-wg.yaml")
+SEED = os.path.join(ROOT, "models", "seed.cat")
 _TOK = re.compile(r'\(\*.*?\*\)|"[^"\n]*"|\^-1|>=|<=|[A-Za-z_][A-Za-z0-9_.\-]*|[^\sA-Za-z_]',
                   re.S)
 STRAY = ["(", ")", "[", "]", "|", "&", "\\", ";", "^-1", "+", "*", "?", "~", ",", "=", "let",
@@ -101,6 +103,13 @@ def make_case(rnd: random.Random) -> Case:
     if k < 0.45:
         return Case("model-check", ["model", "check", "{f}"], text, fname="m.cat",
                     family=os.path.basename(src), command="model check")
+    if k >= 0.7 and k < 0.8:
+        return Case("lint-model", ["lint", "--model", "{f}", TEST], text, fname="m.cat",
+                    family=os.path.basename(src), command="lint --model")
+    if k < 0.7 and k >= 0.6:
+        return Case("diff-model", ["diff", "--timeout", "5", "--from", SEED, "--to", "{f}",
+                                   TEST], text, fname="m.cat", family=os.path.basename(src),
+                    command="diff --to")
     if k < 0.6:
         return Case("explain-model", ["explain", "--timeout", "5", "--model", "{f}",
                                       "--outcome", "T1:%r0 == 1 && T1:%r1 == 0", TEST], text,

@@ -3,9 +3,12 @@
 `verify --model`: accepted, or one line `FILE:LINE: problem` and exit 2; never a traceback, an
 internal error or a hang. The long run is `python3 tests/fuzz_model.py --count 2000`."""
 
+import os
 import random
 
-from tests.fuzz_model import CATS, check_one, make_case, mutate, run
+import pytest
+
+from tests.fuzz_model import CATS, ROOT, check_one, make_case, mutate, run
 
 
 def test_fuzz_model_files_small():
@@ -34,3 +37,29 @@ def test_the_checker_flags_a_line_less_error(tmp_path):
                 fname="m.yaml")
     verdict, _, code = check_one(case, str(tmp_path))
     assert code == 2 and verdict in ("error without a line", "not one line"), verdict
+
+
+@pytest.mark.parametrize("cmd", [
+    ["diff", "--from", "models/seed.cat", "--to", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
+    ["diff", "--from", "{f}", "--to", "seed", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
+    ["synth", "--from", "models/seed.cat", "--to", "{f}"],
+    ["synth", "--from", "{f}", "--option", "read_lo=true"],
+    ["lint", "--model", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
+    ["explain", "--model", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
+    ["verify", "--model", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
+    ["model", "check", "{f}"]])
+def test_a_bad_model_file_is_one_line_up_front_in_every_command(tmp_path, cmd):
+    """Found by the fuzzer: `diff --to BAD.cat` ended in a traceback, `synth --to BAD.cat` ran
+    on (every program failed) and `lint --model BAD.cat` said nothing; each now checks the
+    file before any test, one line FILE:LINE, exit 2."""
+    from click.testing import CliRunner
+    from amdmm_smt.cli import main
+    f = tmp_path / "bad.cat"
+    f.write_text('include "seed.cat"\nlet x = (\n')
+    args = [a.replace("{f}", str(f)) if a == "{f}" else
+            (os.path.join(ROOT, a) if "/" in a else a) for a in cmd]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].endswith(
+        "bad.cat:3: expected a name, '(', '[' or an operator's operand (found end of file)"), lines
