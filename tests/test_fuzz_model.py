@@ -39,14 +39,17 @@ def test_the_checker_flags_a_line_less_error(tmp_path):
     assert code == 2 and verdict in ("error without a line", "not one line"), verdict
 
 
+MP = "litmus/classic/MP+mono.agent.diff-wg.yaml"
+
+
 @pytest.mark.parametrize("cmd", [
-    ["diff", "--from", "models/seed.cat", "--to", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
-    ["diff", "--from", "{f}", "--to", "seed", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
+    ["diff", "--from", "models/seed.cat", "--to", "{f}", MP],
+    ["diff", "--from", "{f}", "--to", "seed", MP],
     ["synth", "--from", "models/seed.cat", "--to", "{f}"],
     ["synth", "--from", "{f}", "--option", "read_lo=true"],
-    ["lint", "--model", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
-    ["explain", "--model", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
-    ["verify", "--model", "{f}", "litmus/classic/MP+mono.agent.diff-wg.yaml"],
+    ["lint", "--model", "{f}", MP],
+    ["explain", "--model", "{f}", MP],
+    ["verify", "--model", "{f}", MP],
     ["model", "check", "{f}"]])
 def test_a_bad_model_file_is_one_line_up_front_in_every_command(tmp_path, cmd):
     """Found by the fuzzer: `diff --to BAD.cat` ended in a traceback, `synth --to BAD.cat` ran

@@ -20,10 +20,6 @@ from ..cat.syntax import lex
 from ..encode import families as F
 
 
-def cat_of(model) -> Optional[str]:
-    return getattr(model, "cat", None)
-
-
 def _comment_above(file: str, line: int) -> str:
     """The comment that ends on the statement's line or on the line before it, blank lines
     between allowed (a definition's documentation, cat/syntax.py comment_before), whitespace
@@ -48,6 +44,9 @@ def file_families(path: str) -> dict:
     """name -> (source `FILE:LINE`, the comment above it, rank in file order) of the axioms and
     the value statement of a model file and what it includes."""
     m = load_cached(path)
+    got = getattr(m, "_families", None)      # once per loaded version of the file
+    if got is not None:
+        return got
     order = {f: i for i, f in enumerate(m.files)}
     stmts = list(m.axioms) + ([m.value] if m.value is not None else [])
     stmts.sort(key=lambda s: (order.get(s.file, len(order)), s.line))
@@ -55,6 +54,7 @@ def file_families(path: str) -> dict:
     for k, s in enumerate(stmts):
         out.setdefault(s.name, (f"{os.path.basename(s.file)}:{s.line}",
                                 _comment_above(s.file, s.line), k))
+    m._families = out
     return out
 
 

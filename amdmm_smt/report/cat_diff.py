@@ -14,7 +14,7 @@ import os
 from typing import Optional
 
 from ..cat import is_cat, load_cached
-from ..cat.syntax import Axiom, Binding, Node, Value
+from ..cat.syntax import Axiom, Binding, Node
 
 
 def _shape(n):
