@@ -119,3 +119,42 @@ def test_diff_between_model_files_explains_each_change():
             "under upstream-2026.cat:") in r.output, r.output
     assert ("T1:%r0 == 1 && T1:%r1 == undef: forbidden under upstream-2026.cat by "
             "value_rule; a witness under seed.cat:") in r.output
+
+
+def _corpus(d: str) -> list:
+    import glob
+    return sorted(glob.glob(os.path.join(ROOT, "litmus", d, "*.yaml")))
+
+
+def test_every_witness_is_consistent_for_the_reference_reading_of_the_file():
+    """Both engines on every explanation: the witness the SMT encoding of the file gives for an
+    allowed outcome is an execution the reference engine's explicit evaluation of the file
+    (cat/eval.py MaskAlgebra) finds consistent (every axiom holds, every read as the value
+    statement says); a closest candidate of a forbidden outcome breaks, by that evaluation,
+    something and only statements it dropped. On each `exists:` of litmus/classic and
+    litmus/s000 under seed.cat and upstream-2026.cat."""
+    from amdmm_smt.explain.cat_explain import file_families
+    from amdmm_smt.explain.witness import explain
+    from amdmm_smt.frontend.litmus import parse_file
+    from amdmm_smt.model import get_model
+    seen = {"allowed": 0, "forbidden": 0}
+    for cat in (SEED, os.path.join(ROOT, "models", "upstream-2026.cat")):
+        m = get_model(cat)
+        for f in _corpus("classic") + _corpus("s000"):
+            t = parse_file(f)
+            if t.exists is None:
+                continue
+            ex = explain(t, m, t.exists, timeout=60, with_closest=True)
+            if ex.reachable:
+                seen["allowed"] += 1
+                assert ex.witness["reference_check"] == {"consistent": True, "broken": []}, f
+            elif ex.reachable is False and ex.closest is not None:
+                seen["forbidden"] += 1
+                rc = ex.closest["witness"]["reference_check"]
+                dropped = {d["family"] for d in ex.closest["dropped"]}
+                assert set(rc["broken"]) <= dropped, (f, rc, dropped)
+                # dropping only the file's statements: the candidate must break one of them
+                # (the engine's own families, e.g. write values, are not the file's to judge)
+                if dropped <= set(file_families(cat)):
+                    assert rc["broken"], (f, rc, dropped)
+    assert seen["allowed"] > 20 and seen["forbidden"] > 20, seen

@@ -195,3 +195,29 @@ def add_file_relations(wt: dict, x, happens: dict) -> None:
                       "chains": {}})
     wt["reads"] = reads
     wt["model_file"] = el.model.cat
+    wt["reference_check"] = _reference_check(cat, evl, el, rf, spaces)
+
+
+def _reference_check(cat, evl, el, rf: dict, spaces: list) -> dict:
+    """The execution judged by the reference engine's reading of the file (the explicit
+    evaluation, as reference/cat_engine.py judges a candidate): the statements it breaks. A
+    witness of an allowed outcome breaks none; a closest candidate breaks only what it
+    dropped. The two engines checked against each other on every explanation."""
+    broken: list = []
+    v = cat.value
+    for sp in spaces:
+        reads = [r for r in el.events if r.reads and el.space_of(r.loc) == sp]
+        if not reads:
+            continue
+        ms = evl.eval(v.maysee, {}, sp)
+        df = evl.eval(v.definite, {}, sp)
+        for r in reads:
+            w = rf.get(r.id)
+            ok = (w is not None and ms[w] >> r.id & 1) if df >> r.id & 1 else w is None
+            if not ok and v.name not in broken:
+                broken.append(v.name)
+    for ax in cat.axioms:
+        for sp in evl.spaces_of(ax.expr, spaces):
+            if not evl.alg.holds(ax.kind, evl.eval(ax.expr, {}, sp)) and ax.name not in broken:
+                broken.append(ax.name)
+    return {"consistent": not broken, "broken": broken}

@@ -808,6 +808,10 @@ def format_witness(wt: dict) -> list:
         cross = [f"{h['from']} -> {h['to']}" for h in g["edges"] if not h["po"]]
         out.append(f"happens-before ({', '.join(g['spaces'])}), transitively reduced, beyond "
                    f"program order: " + (", ".join(cross) or "none"))
+    rc = wt.get("reference_check")      # a model file's witness (explain/cat_explain.py)
+    if rc is not None:
+        out.append("reference engine, the model file evaluated on this execution: " + (
+            "consistent" if rc["consistent"] else "breaks " + ", ".join(rc["broken"])))
     for r in wt["reads"]:
         e = ev[r["read"]]
         out.append(f"read {r['read']} ({e['text']}) returns {r['value']}"
