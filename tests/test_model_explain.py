@@ -46,6 +46,7 @@ def test_mp_workgroup_release_acquire_is_forbidden_by_the_value_rule_alone():
     out = "T1:%r0 == 1 && T1:%r1 == 0"
     rec = _explain("--model", SEED, "--outcome", out, MP_WG)
     assert rec["reachable"] is False and rec["minimal"] is True
+    assert os.path.samefile(rec["model_file"], SEED) and rec["model"] == "seed.cat"
     assert [f["family"] for f in rec["forbidden_by"]] == ["value_rule"]
     f = rec["forbidden_by"][0]
     assert f["source"] == f"seed.cat:{_line_of(SEED, 'as value_rule')}"

@@ -62,6 +62,8 @@ class Explanation:
             rec["minimal"] = self.minimal
             if self.closest is not None:
                 rec["closest"] = self.closest
+        if self.cat:
+            rec["model_file"] = self.cat
         if self.divergent is not None:
             rec["wave_divergent"] = {"combinations": self.divergent[0],
                                      "first": self.divergent[1],
