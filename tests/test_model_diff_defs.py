@@ -99,3 +99,14 @@ def test_a_definition_only_one_file_has_and_identical_files(tmp_path):
     r = CliRunner().invoke(main, ["diff", "--no-explain", "--from", "seed", "--to", SEED,
                                   MP_WG])
     assert "definitions that differ" not in r.output, r.output
+
+
+def test_synth_names_the_definitions_that_differ(tmp_path):
+    """Two model files set every option alike: synth's warning says which definitions differ
+    (the general vocabulary is searched unless --vocab narrows it)."""
+    from amdmm_smt.model import get_model
+    from amdmm_smt.synth import default_vocab, warnings_of
+    a, b = get_model(SEED), get_model(str(_included(tmp_path)))
+    ws = warnings_of(a, b, default_vocab(a, b))
+    assert any("they differ in their definitions (avo), so the general vocabulary" in w
+               for w in ws), ws
