@@ -80,16 +80,20 @@ def test_mp_workgroup_allowed_outcome_has_a_witness_from_the_file():
 
 def test_the_families_are_the_names_in_the_file(tmp_path):
     """CoRR+mono (r0 = 1, r1 = 0): only CoRR forbids it (tests/test_model_file.py
-    test_edit_delete_the_corr_axiom derives that deleting it allows the outcome). Renamed in
-    a copy, with another comment above it, explain reports the new name and comment."""
+    test_edit_delete_the_corr_axiom derives that deleting it allows the outcome); its name is
+    the one in the file (`corr`, or `CoRR` in a seed that names the axiom after its
+    definition, whose comment then describes it). Renamed in a copy, with another comment
+    above it, explain reports the new name and comment."""
+    from amdmm_smt.cat import load
+    name = next(a.name for a in load(SEED).axioms if a.name.lower() == "corr")
     rec = _explain("--model", SEED, CORR)
-    assert [f["family"] for f in rec["forbidden_by"]] == ["corr"]
+    assert [f["family"] for f in rec["forbidden_by"]] == [name]
     assert "the later read must not see an earlier value" in rec["forbidden_by"][0]["sentence"]
     text = open(SEED).read()
-    line = next(ln for ln in text.splitlines() if ln.endswith("as corr"))
+    line = next(ln for ln in text.splitlines() if ln.endswith(f"as {name}"))
     p = tmp_path / "renamed.cat"
     p.write_text(text.replace(line, "(* my read-read rule *)\n"
-                              + line.replace("as corr", "as read_read")))
+                              + line.replace(f"as {name}", "as read_read")))
     rec = _explain("--model", str(p), CORR)
     fb = rec["forbidden_by"]
     assert [f["family"] for f in fb] == ["read_read"]

@@ -52,8 +52,11 @@ def file_families(path: str) -> dict:
     stmts.sort(key=lambda s: (order.get(s.file, len(order)), s.line))
     out: dict = {}
     for k, s in enumerate(stmts):
-        out.setdefault(s.name, (f"{os.path.basename(s.file)}:{s.line}",
-                                _comment_above(s.file, s.line), k))
+        # the comment above the statement, else (`let CoRR = ...` then `irreflexive CoRR ; co
+        # as CoRR`) the comment of the definition of the same name
+        d = m.defs.get(s.name)
+        text = _comment_above(s.file, s.line) or (" ".join(d.b.comment.split()) if d else "")
+        out.setdefault(s.name, (f"{os.path.basename(s.file)}:{s.line}", text, k))
     m._families = out
     return out
 
