@@ -428,9 +428,9 @@ def encode(x: Execution, path: str) -> None:
     alg = Z3Algebra(x)
     ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
     v = cat.value
-    # explain's families are the file's own statements, by their names (docs/semantics.md
-    # §18 "Explain under a model file"); definitions are untracked (Z3Algebra.define)
-    with x.ctx.family(v.name):
+    # explain names this family by the value statement's name, the axioms' by theirs
+    # (docs/semantics.md §18 "Explain under a model file"); definitions are untracked
+    with x.ctx.family(F.READ_VALUE):
         for sp in el.spaces:
             reads = [r for r in x.ev if r.reads and el.space_of(r.loc) == sp]
             if not reads:

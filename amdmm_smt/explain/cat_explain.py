@@ -61,6 +61,17 @@ def file_families(path: str) -> dict:
     return out
 
 
+def family_name(cat: Optional[str], fam: str) -> str:
+    """The name explain reports for a family of the encoding: under a model file its value
+    statement's constraints (tagged as the read-value rule, encode/cat_z3.py) go by the
+    statement's name (`as value_rule`); every other family by its own name."""
+    if cat and fam == F.READ_VALUE:
+        v = load_cached(cat).value
+        if v is not None:
+            return v.name
+    return fam
+
+
 def describe(cat: Optional[str], fam: str) -> tuple:
     """(source, sentence) of a family: a model file's statement, else the catalogue's."""
     if cat:

@@ -21,7 +21,7 @@ from ..elaborate.events import Elab, Event, compatible, elaborate
 from ..encode import encode
 from ..encode.avvis import av_scope, make_available
 from ..encode.execution import Execution
-from .cat_explain import describe, family_order
+from .cat_explain import describe, family_name, family_order
 from .graph import effects
 from ..ir import CLUSTER, LEVEL_NAME, SYSTEM, WAVEFRONT, WORKGROUP, Condition, Test
 from ..model import Model
@@ -95,11 +95,12 @@ class _Tracked:
         s.undef_forall = x.forall          # docs 15.4 R-cf-undef-sets (solve.refine)
         groups: dict[str, list] = {}
         plain = []
+        cat = getattr(model, "cat", None)
         for c, fam in zip(x.ctx.constraints, x.ctx.families):
             if F.untracked(fam):
                 plain.append(c)
             else:
-                groups.setdefault(fam, []).append(c)
+                groups.setdefault(family_name(cat, fam), []).append(c)
         if plain:
             s.add(*plain)
         self.groups, self.plain, self.cond = groups, plain, cond
