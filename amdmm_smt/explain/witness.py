@@ -104,7 +104,7 @@ class _Tracked:
         if plain:
             s.add(*plain)
         self.groups, self.plain, self.cond = groups, plain, cond
-        self.order = family_order(getattr(model, "cat", None), groups)
+        self.order = family_order(cat, groups)
         self.lits = {f: z3.Bool(f"family: {f}") for f in self.order}
         for f in self.order:
             s.add(z3.Implies(self.lits[f], z3.And(groups[f])))
