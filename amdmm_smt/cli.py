@@ -388,6 +388,8 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb,
     from .report.diff import diff_results, explain_changes, to_html, to_json, to_markdown, to_text
     try:
         a, b = get_model(model_a), get_model(model_b)
+        for m in dict.fromkeys((model_a, model_b)):   # a model file: checked before any test
+            _check_cat(m, Console(stderr=True, highlight=False, emoji=False))
     except LitmusError as e:
         _fail2(str(e))
     _writable("--output", output)
@@ -404,10 +406,6 @@ def diff(paths, model_a, model_b, fmt, output, with_explain, timeout, memory_mb,
         if bar:
             bar.stop()
     diffs = diff_results(ra, rb, batch.errors)
-    if with_explain and (a.cat or b.cat):       # docs/semantics.md §18: explain, not yet
-        Console(stderr=True, highlight=False, emoji=False).print(
-            "note: no explanations: explain does not run a model file yet", markup=False)
-        with_explain = False
     if with_explain:
         try:
             from .run.commands import explain_many
@@ -526,6 +524,7 @@ def lint(paths, model_name, as_json, timeout, memory_mb, jobs):
     if model_name is not None:
         try:
             get_model(model_name)
+            _check_cat(model_name, Console(stderr=True, highlight=False, emoji=False))
         except LitmusError as e:
             _fail2(str(e))
     batch, warns = load_limited(paths, timeout, memory_mb, jobs, lint_model=model_name,
@@ -754,6 +753,8 @@ def synth(model_a, model_b, options, threads, events, locations, vocab, max_foun
     from . import synth as S
     from .synth.programs import Bound, parse_vocab
     try:
+        for m in dict.fromkeys(x for x in (model_a, model_b) if x):   # a model file: checked
+            _check_cat(m, Console(stderr=True, highlight=False, emoji=False))   # up front
         a, b = S.build_models(model_a, model_b, list(options))
         voc = S.default_vocab(a, b)
         if vocab:

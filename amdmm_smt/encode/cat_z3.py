@@ -93,12 +93,16 @@ class Z3Algebra:
         if self.raw:
             return v
         out = {}
-        for k, t in v.items():
-            if t is True:
-                out[k] = True
-            else:
-                lab = "_".join(map(str, k)) if isinstance(k, tuple) else str(k)
-                out[k] = self.ctx.define(f"{name}_{lab}", t)
+        prev, self.ctx.current = self.ctx.current, F.STRUCTURE   # a definition: untracked
+        try:
+            for k, t in v.items():
+                if t is True:
+                    out[k] = True
+                else:
+                    lab = "_".join(map(str, k)) if isinstance(k, tuple) else str(k)
+                    out[k] = self.ctx.define(f"{name}_{lab}", t)
+        finally:
+            self.ctx.current = prev
         return out
 
     @staticmethod
@@ -168,6 +172,13 @@ class Z3Algebra:
         return {(j, i): t for (i, j), t in a.items()}
 
     def plus(self, a: dict) -> dict:
+        prev, self.ctx.current = self.ctx.current, F.STRUCTURE   # a definition: untracked
+        try:
+            return self._plus(a)
+        finally:
+            self.ctx.current = prev
+
+    def _plus(self, a: dict) -> dict:
         rows: dict = {}
         for (i, j), t in a.items():
             rows.setdefault(i, {})[j] = t
@@ -237,7 +248,14 @@ class Z3Algebra:
         return out
 
     # ---- least fixpoints ----
-    def fixpoint(self, keys: list, sorts: dict, F) -> dict:
+    def fixpoint(self, keys: list, sorts: dict, F_) -> dict:
+        prev, self.ctx.current = self.ctx.current, F.STRUCTURE   # a definition: untracked
+        try:
+            return self._fixpoint(keys, F_)
+        finally:
+            self.ctx.current = prev
+
+    def _fixpoint(self, keys: list, F) -> dict:
         supp = {k: set() for k in keys}
         atoms: dict = {}
 
@@ -409,6 +427,8 @@ def encode(x: Execution, path: str) -> None:
     alg = Z3Algebra(x)
     ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
     v = cat.value
+    # explain names this family by the value statement's name, the axioms' by theirs
+    # (docs/semantics.md §18 "Explain under a model file"); definitions are untracked
     with x.ctx.family(F.READ_VALUE):
         for sp in el.spaces:
             reads = [r for r in x.ev if r.reads and el.space_of(r.loc) == sp]

@@ -21,6 +21,7 @@ from ..elaborate.events import Elab, Event, compatible, copy_part, elaborate
 from ..encode import encode
 from ..encode.avvis import av_scope, make_available
 from ..encode.execution import Execution
+from .cat_explain import describe, family_name, family_order
 from .graph import effects
 from ..ir import CLUSTER, LEVEL_NAME, SYSTEM, WAVEFRONT, WORKGROUP, Condition, Test
 from ..model import Model
@@ -45,6 +46,7 @@ class Explanation:
     # path combinations (a straight-line test: the test) whose waves diverge at a barrier:
     # every execution of them is undefined (docs 10.3, 15.9, 15.10): (count, first message)
     divergent: Optional[tuple] = None
+    cat: Optional[str] = None              # the model file whose statements are the families
 
     def record(self, timing: bool = True) -> dict:
         rec = {"name": self.test.name, "file": self.test.file, "model": self.model,
@@ -54,11 +56,14 @@ class Explanation:
             rec["witness"] = self.witness
         if self.reachable is False:
             rec["forbidden_by"] = [
-                {"family": f, "source": F.describe(f)[0], "sentence": F.describe(f)[1],
+                {"family": f, "source": describe(self.cat, f)[0],
+                 "sentence": describe(self.cat, f)[1],
                  "without_it_reachable": self.without.get(f)} for f in self.core]
             rec["minimal"] = self.minimal
             if self.closest is not None:
                 rec["closest"] = self.closest
+        if self.cat:
+            rec["model_file"] = self.cat
         if self.divergent is not None:
             rec["wave_divergent"] = {"combinations": self.divergent[0],
                                      "first": self.divergent[1],
@@ -90,16 +95,16 @@ class _Tracked:
         s.undef_forall = x.forall          # docs 15.4 R-cf-undef-sets (solve.refine)
         groups: dict[str, list] = {}
         plain = []
+        cat = getattr(model, "cat", None)
         for c, fam in zip(x.ctx.constraints, x.ctx.families):
             if F.untracked(fam):
                 plain.append(c)
             else:
-                groups.setdefault(fam, []).append(c)
+                groups.setdefault(family_name(cat, fam), []).append(c)
         if plain:
             s.add(*plain)
         self.groups, self.plain, self.cond = groups, plain, cond
-        self.order = [f for f in F.CATALOGUE if f in groups] + sorted(
-            f for f in groups if f not in F.CATALOGUE)
+        self.order = family_order(cat, groups)
         self.lits = {f: z3.Bool(f"family: {f}") for f in self.order}
         for f in self.order:
             s.add(z3.Implies(self.lits[f], z3.And(groups[f])))
@@ -149,13 +154,9 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     and the families must forbid the condition in every combination."""
     from .. import limits
     from ..elaborate.barrier import WaveDivergent
-    if getattr(model, "cat", None) is not None:     # docs/semantics.md §18: not yet
-        from ..errors import LitmusError
-        raise LitmusError(f"explain does not run a model file yet ({model.name}); explain "
-                          "with a built-in model version", test.file)
     t0 = time.perf_counter()
     deadline = t0 + timeout
-    ex = Explanation(test, model.name, cond.text, None)
+    ex = Explanation(test, model.name, cond.text, None, cat=getattr(model, "cat", None))
     # one combination encoded at a time, under the deadline of --timeout (limits.tick in the
     # encoding): a witness may come from the first, before the others are encoded (issue 22)
     limits.stage("elaboration")
@@ -190,8 +191,7 @@ def explain(test: Test, model: Model, cond: Condition, timeout: float = 120.0,
     ex.reachable = False
     if ex.divergent is not None and not setups:      # every combination is undefined
         ex.divergent = (ex.divergent[0], ex.divergent[1], True)
-    order = [f for f in F.CATALOGUE if f in core] + sorted(f for f in core
-                                                         if f not in F.CATALOGUE)
+    order = family_order(ex.cat, core)
     if minimise:
         limits.stage("minimising")
         # deletion over every combination: a family stays iff without it some combination
@@ -322,8 +322,9 @@ def _candidate(t: "_Tracked", drop: list, deadline: float) -> dict:
     if may_rec:
         broken_rec["may_see"] = may_rec
     wt["broken"] = broken_rec
-    return {"dropped": [{"family": f, "source": F.describe(f)[0],
-                         "sentence": F.describe(f)[1]} for f in drop],
+    cat = getattr(x.elab.model, "cat", None)
+    return {"dropped": [{"family": f, "source": describe(cat, f)[0],
+                         "sentence": describe(cat, f)[1]} for f in drop],
             "witness": wt}
 
 
@@ -449,7 +450,8 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
                     **({"barrier": via[(a, b)]} if (a, b) in via else {}))
                for (a, b), sps in sorted(sw.items())]
     hb = _hb_reduced(x, w)
-    reads = [_read(x, w, r) for r in ev if r.reads]
+    cat = getattr(el.model, "cat", None)      # a model file: its own relations, below
+    reads = [] if cat else [_read(x, w, r) for r in ev if r.reads]
     final = {loc: _fmt(w.val(*x.final[loc])) for loc in el.locs}
     keys, terms = projection(el.test)
     state = format_state(_state(m, keys, [term_z3(x, t) for t in terms]))
@@ -457,6 +459,9 @@ def witness(x: Execution, m: z3.ModelRef) -> dict:
            "hb": hb, "reads": reads, "final": final, "state": state,
            "placement": {el.thread_names[i]: placement(el, i)
                          for i in range(len(el.thread_names))}}
+    if cat:
+        from .cat_explain import add_file_relations
+        add_file_relations(out, x, happens)
     if bar_pairs:
         out["barrier"] = bar_pairs
     note = _barrier_memory_note(x, bar_pairs, sw_list)
@@ -863,7 +868,7 @@ def format_text(ex: Explanation) -> str:
     out.append(f"FORBIDDEN. A minimal set of rule families that together rule it out "
                f"({len(ex.core)}{'' if ex.minimal else ', minimality not fully checked'}):")
     for f in ex.core:
-        src, sentence = F.describe(f)
+        src, sentence = describe(ex.cat, f)
         out.append(f"  - {f}" + (f" [{src}]" if src else ""))
         if sentence:
             out.append(f"      {sentence}")
@@ -934,6 +939,10 @@ def format_witness(wt: dict) -> list:
         cross = [f"{h['from']} -> {h['to']}" for h in g["edges"] if not h["po"]]
         out.append(f"happens-before ({', '.join(g['spaces'])}), transitively reduced, beyond "
                    f"program order: " + (", ".join(cross) or "none"))
+    rc = wt.get("reference_check")      # a model file's witness (explain/cat_explain.py)
+    if rc is not None:
+        out.append("reference engine, the model file evaluated on this execution: " + (
+            "consistent" if rc["consistent"] else "breaks " + ", ".join(rc["broken"])))
     for r in wt["reads"]:
         e = ev[r["read"]]
         out.append(f"read {r['read']} ({e['text']}) returns {r['value']}"

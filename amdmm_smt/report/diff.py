@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from ..model import Model, Options
+from .cat_diff import definition_changes, html_lines, markdown_lines, text_lines
 from ..outcomes import format_state, state_sort_key
 
 
@@ -181,6 +182,8 @@ def to_json(diffs: list[TestDiff], a: Model, b: Model) -> str:
         "from": a.name, "to": b.name, "summary": summary(diffs),
         "options_changed": [{"option": o, "from": x, "to": y} for o, x, y in
                             option_changes(a, b)],
+        **({"definitions_changed": dc} if (dc := definition_changes(a, b)) is not None
+           else {}),
         "tests": [{"name": d.name, "file": d.file, "changed": d.changed,
                    "only_from": [format_state(s) for s in d.only_a],
                    "only_to": [format_state(s) for s in d.only_b],
@@ -204,6 +207,7 @@ def to_text(diffs: list[TestDiff], a: Model, b: Model) -> str:
     lines.append("options that differ: " + (", ".join(f"{o}: {x} -> {y}" for o, x, y in oc)
                                             if oc else "none"))
     lines.append("")
+    lines += text_lines(definition_changes(a, b), a, b)
     for d in diffs:
         if d.error:
             lines += [f"ERROR {d.name}: {d.error}", ""]
@@ -242,6 +246,7 @@ def to_markdown(diffs: list[TestDiff], a: Model, b: Model) -> str:
         lines.append("None: the two versions set every option alike.")
     lines += ["", f"- `{a.name}`: {a.description or '(no description)'}",
               f"- `{b.name}`: {b.description or '(no description)'}", ""]
+    lines += markdown_lines(definition_changes(a, b), a, b)
     lines += ["## Legend", ""] + [f"- {x}" for x in LEGEND] + [""]
     errs = [d for d in diffs if d.error]
     if errs:
@@ -286,7 +291,7 @@ _CSS = ("body{font-family:sans-serif;margin:2em;max-width:70em;line-height:1.4}"
         "code,pre{font-size:90%}pre{background:#f4f4f4;padding:.6em;overflow-x:auto}"
         ".allowed{background:#dfd}.forbidden{background:#fdd}.error{background:#fdd}"
         "blockquote{margin:.5em 0;padding-left:1em;border-left:3px solid #ccc;color:#333}"
-        ".note{color:#555}ul.unchanged{columns:2}")
+        ".note{color:#555}ul.unchanged{columns:2}table.defs pre{margin:0;background:none}")
 
 
 def _code(escaped: str) -> str:
@@ -314,6 +319,7 @@ def to_html(diffs: list[TestDiff], a: Model, b: Model) -> str:
         p.append("<p>None: the two versions set every option alike.</p>")
     p.append(f"<ul><li><code>{an}</code>: {e(a.description or '(no description)')}</li>"
              f"<li><code>{bn}</code>: {e(b.description or '(no description)')}</li></ul>")
+    p += html_lines(definition_changes(a, b), a, b)
     p.append("<h2>Legend</h2><ul>" + "".join(
         f"<li>{_code(e(x))}</li>" for x in LEGEND) +
         "<li><span class='allowed'>&nbsp;allowed&nbsp;</span> / "

@@ -185,10 +185,13 @@ def warnings_of(a: Model, b: Model, v: P.Vocab) -> list[str]:
         out.append("the two versions differ only in options the vocabulary cannot reach: "
                    "widen it (--vocab +kinds=...)")
     if not dif:
+        from ..report.cat_diff import definition_changes
+        dc = definition_changes(a, b)       # two model files: which (docs §18)
+        names = f" ({', '.join(c['name'] for c in dc)})" if dc else ""
         out.append("the two versions set every option alike" + (
             "; they are the same model, nothing can differ" if same_semantics(a, b) else
-            "; they differ in their definitions, so the general vocabulary is searched "
-            "unless --vocab says otherwise"))
+            f"; they differ in their definitions{names}, so the general vocabulary is "
+            "searched unless --vocab says otherwise"))
     return out
 
 
