@@ -164,7 +164,7 @@ def cells(r: Row, jobs: int = 1, events: Optional[int] = None) -> list[str]:
                 f"{s.search.programs} programs, {s.search.states} states", bound]
     t = s.tests[0]
     p = t.found.prog
-    code = " ∥ ".join("; ".join(c) for c in P.render_code(p))
+    code = P.code_text(p)
     size = f"{size_words(len(p.threads), p.events)}: {t.line} — `{code}`"
     if r.what in CORPUS:
         ct, ce = corpus_size(CORPUS[r.what])
