@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from amdmm_smt.cli import main
 from amdmm_smt.model import get_model
+from amdmm_smt.outcomes import format_state
 from amdmm_smt.synth import build_models, claim, run, to_markdown, to_text
 from amdmm_smt.synth import programs as P
 from amdmm_smt.synth.search import compare, minimise
@@ -502,3 +503,180 @@ def test_synth_between_two_model_files(tmp_path):
     r = CliRunner().invoke(main, ["synth", "--from", str(fa), "--to", str(fc), "--threads",
                                   "1", "--events", "1", "--jobs", "1"])
     assert "they are the same model, nothing can differ" in r.output
+
+
+# ---- calls (R-synth-call; issue 29: async_calls is searched) -----------------------------
+
+CALLS = P.Vocab(kinds=("st", "ld", "async", "call"), orders=("na",),
+                spaces=("global", "local"), placements=("wg",))
+
+
+def _raw_with_calls(v: P.Vocab, threads: int, events: int, locations: int):
+    """_raw_programs, each also with every call the rule allows (docs R-synth-call, written
+    out here from the rule, not from P.call_ok): a range of one thread whose body has no
+    register-defining instruction and no diamond, makes an asyncmark or waits on one, and is
+    not guarded by a diamond."""
+    regs = ("ld", "rmw", "cas", "avld", "bfirst", "if")
+    for p in _raw_programs(v, threads, events, locations):
+        yield p
+        for t, th in enumerate(p.threads):
+            for s in range(len(th)):
+                for e in range(s + 1, len(th) + 1):
+                    body = [i[0] for i in th[s:e]]
+                    if set(body) & set(regs) or not set(body) & {"mark", "wait"}:
+                        continue
+                    if s > 0 and th[s - 1][0] == "if":
+                        continue
+                    yield P.Program(p.placement, p.threads, p.spaces, p.target, (t, s, e))
+
+
+@pytest.mark.parametrize("threads,events", [(1, 3), (2, 3), (1, 4)])
+def test_enumeration_with_calls_is_every_program_once(threads, events):
+    """A call is part of the program (its key): every program with or without a call, once up
+    to symmetry (two equal threads, a call in either, are one program)."""
+    got = [p.key() for p in P.programs(CALLS, threads, events, 2)]
+    assert len(got) == len(set(got))
+    want = {P.canonical(p).key() for p in _raw_with_calls(CALLS, threads, events, 2)}
+    assert set(got) == want
+    assert any(k[4] for k in got)                         # calls are enumerated
+    # without the kind: the same programs without a call
+    nocall = P.replace(CALLS, kinds=("st", "ld", "async"))
+    assert {p.key() for p in P.programs(nocall, threads, events, 2)} == {k for k in got
+                                                                          if not k[4]}
+
+
+def test_call_ok_and_canonical_call():
+    cp, mk, wt = ("async", "", "", (), (0, 1)), ("mark", "", "", (), ()), ("wait", "", "0", (), ())
+    ld = ("ld", "na", "", (), (1,))
+    th = (cp, mk, wt, ld)
+    prog = P.Program(((0, 0, 0, 0),), (th,), ("global", "local"))
+    assert sorted(P.call_ranges(prog)) == [(0, 0, 2), (0, 0, 3), (0, 1, 2), (0, 1, 3),
+                                           (0, 2, 3)]   # never the load, never the copy alone
+    assert not P.call_ok(P.replace(prog, call=(0, 0, 1)))
+    assert not P.call_ok(P.replace(prog, call=(0, 2, 4)))
+    # two equal threads: the call in T1 is the call in T0 after swapping them
+    two = P.Program(((0, 0, 0, 0), (0, 0, 0, 1)), ((cp, mk), (cp[:4] + ((0, 1),), mk)),
+                    ("global", "local"))
+    assert P.canonical(P.replace(two, call=(1, 0, 2))).key() == \
+        P.canonical(P.replace(two, call=(0, 0, 2))).key()
+
+
+def _witness():
+    """S004's per-function sequence against inlining, 1 thread × 4 events:
+    define void @f() { copy x -> y; asyncmark X }; call @f(); wait.asyncmark(0) W; store 1 @x."""
+    th = (("async", "", "", (), (0, 1)), ("mark", "", "", (), ()), ("wait", "", "0", (), ()),
+          ("st", "na", "", (), (0,)))
+    return P.Program(((0, 0, 0, 0),), (th,), ("global", "local"), "", (0, 0, 2))
+
+
+@pytest.fixture(scope="module")
+def calls_run():
+    a, b = build_models("seed", None, ["async_calls=inlined"])
+    from amdmm_smt.synth.presets import PRESETS
+    return run(a, b, P.Bound(2, 4, 2, PRESETS["async_calls"]), jobs=1, max_found=1)
+
+
+def test_async_calls_smallest_is_the_hand_derived_one(calls_run):
+    """Derived by hand (docs/semantics.md 17.10), not taken from the tool. The program
+    `f() { copy C: x -> y; asyncmark X }; call f(); wait.asyncmark(0) W; store 1 -> x`.
+    seed (async_calls per-function, R-call-async-seq): S004 "wait.asyncmark(i16 %N) Waits
+    until there are at most N outstanding asyncmarks in the sequence associated with the
+    currently executing function body", and the sequence of the thread's body "excludes any
+    asyncmarks produced by calls to other functions": W examines the caller's sequence, which
+    is empty; whether X (f's) is completed-at W is unspecified (UP 2.4 "it is unspecified
+    whether X is completed-at D"), so both. X completed: C is program-ordered before X, so C
+    happens-before W (UP 2.4 async completion), hence before the store; C's read of x cannot
+    see a write it happens-before and reads the initial 0: y ends 0. X not completed: C is
+    not related to the store by happens-before (UP 2.4: an async operation "is not related in
+    program-order with any other operations"), the store is plain (no availability), so
+    neither the initial write nor the store is location-ordered before C's read and by the
+    S000 read-value rule it returns undef, which C writes to y: y ends undef. x ends 1 either
+    way. seed: {x=1 y=0, x=1 y=undef}. inlined (one sequence per thread, S004's "after
+    inlining" answer): W examines [X] and N = 0 leaves none outstanding, X is completed at W:
+    only x=1 y=0. So @x == 1 && @y == undef is allowed by seed only. Smaller programs cannot
+    differ: a call needs a mark or wait in its body (R-synth-call), the difference needs a
+    copy, its mark, a wait in another body and an access that observes it (four
+    instructions) — the search confirms no program of 3 or fewer instructions differs."""
+    assert calls_run.tests
+    t = calls_run.tests[0]
+    assert t.found.prog.key() == P.canonical(_witness()).key()
+    st = {format_state(s) for s in t.found.a.states}
+    assert st == {"@x == 1 && @y == 0", "@x == 1 && @y == undef"}
+    assert {format_state(s) for s in t.found.b.states} == {"@x == 1 && @y == 0"}
+    assert t.verdict_a == "allowed" and t.verdict_b == "forbidden"
+    assert t.condition == "@x == 1 && @y == undef"
+    assert t.reference == "agrees"
+    # the layers before 1 × 4 were searched in full with no difference
+    assert all(la.differing == 0 and la.complete for la in calls_run.search.layers
+               if (la.events, la.threads) < (4, 1))
+
+
+def test_synthesized_call_test_parses_and_verifies(calls_run, tmp_path):
+    """The rendered callee is a `functions:` definition the frontend takes; `verify` (the
+    CLI, independently of the search) passes under seed and fails under the inlined reading,
+    and the reference engine agrees with the SMT engine under both."""
+    t = calls_run.tests[0]
+    assert "functions: |\n  define void @f() {\n" in t.yaml and "      call void @f()\n" in t.yaml
+    from amdmm_smt.frontend.litmus import parse_text
+    test = parse_text(t.yaml, "t.yaml")
+    assert sum(len(th.code) for th in test.threads) >= 4
+    path = tmp_path / "t.yaml"
+    path.write_text(t.yaml)
+    fb = _model_file(tmp_path, calls_run.b)
+    ra = CliRunner().invoke(main, ["verify", "--model", "seed", str(path)])
+    rb = CliRunner().invoke(main, ["verify", "--model", fb, str(path)])
+    assert ra.exit_code == 0, ra.output
+    assert rb.exit_code == 1, rb.output
+    from amdmm_smt.reference import run_reference
+    from amdmm_smt.synth.search import _outcomes
+    for m, o in ((calls_run.a, t.found.a), (calls_run.b, t.found.b)):
+        r = run_reference(test, m)
+        assert r.complete and _outcomes(r).states == o.states
+
+
+def test_minimiser_inlines_a_call(calls_run):
+    """Inlining the call is a one-step reduction (the weaker program); on the witness it loses
+    the difference (1-minimal), and a call the difference does not need is inlined away."""
+    a, b = calls_run.a, calls_run.b
+    w = P.canonical(_witness())
+    reds = dict(P.reductions(w))
+    inl = [r for d, r in reds.items() if d.startswith("inline the call")]
+    assert inl == [P.canonical(P.replace(w, call=()))]
+    for _, red in P.reductions(w):
+        assert not compare(red, a, b, prune=False).differs
+    # padded with a load of x before the call: the minimiser removes it and keeps the call
+    th = (("ld", "na", "", (), (0,)),) + w.threads[0]
+    padded = P.Program(w.placement, (th,), w.spaces, "", (0, 1, 3))
+    assert compare(padded, a, b).differs
+    assert minimise(padded, a, b).key() == w.key()
+    # async_model (seed vs upstream-stages) on `store x; f() { copy x -> y; asyncmark }`:
+    # the difference is the store and the copy (17.5), the call goes
+    a2, b2 = build_models("seed", None, ["async_model=upstream-stages"])
+    st = ("st", "na", "", (), (0,))
+    prog = P.Program(((0, 0, 0, 0),), ((st, ("async", "", "", (), (0, 1)),
+                                        ("mark", "", "", (), ())),), ("global", "local"), "",
+                     (0, 1, 3))
+    small = minimise(prog, a2, b2)
+    assert not small.call and [i[0] for i in small.threads[0]] == ["st", "async"]
+
+
+def test_async_calls_row_is_what_the_tool_produces():
+    """docs/synth-options.md: the async_calls row is searched (no "not searched" row is
+    left) and is what the tool produces now."""
+    from amdmm_smt.synth.table import Row, cells, row_bound
+    doc = open(os.path.join(ROOT, "docs", "synth-options.md"), encoding="utf-8").read()
+    assert "not searched" not in doc
+    a, b = build_models("seed", None, ["async_calls=inlined"])
+    row = Row("async_calls=inlined", a, b, row_bound(a, b, what="async_calls=inlined"))
+    line = "| " + " | ".join(c.replace("|", "\\|") for c in cells(row)) + " |"
+    assert line in doc
+    assert "1 thread × 4 events: seed allows @x == 1 && @y == undef" in line
+
+
+def test_vocab_help_lists_every_kind():
+    r = CliRunner().invoke(main, ["synth", "--help"])
+    assert r.exit_code == 0
+    text = " ".join(r.output.split())
+    m = re.search(r"kinds \(([a-z ]+)\)", text)
+    assert m and m.group(1).split() == list(P.KINDS)
+    assert P.parse_vocab("kinds=st,async,call").kinds == ("st", "async", "call")

@@ -126,6 +126,9 @@ class Vocab:
             out += f"; counts {','.join(self.counts)}"
         if "async" in self.kinds and self.wait_counts != ("0",):
             out += f"; wait counts {','.join(self.wait_counts)}"
+        if "call" in self.kinds:
+            out += "; calls: at most one per program, its body makes a mark or wait and " \
+                   "defines no register"
         if self.targets != ("",):
             out += "; targets " + ",".join(t or "(none)" for t in self.targets)
         return out
