@@ -706,3 +706,73 @@ def test_engines_agree_on_enumerated_call_programs():
         differ += got[0] != got[1]
     print(f"\n{len(progs)} call programs, {differ} differ by async_calls")
     assert differ            # some of them tell the two readings apart
+
+
+# ---- tag-all: MMRA tags on every instruction that takes metadata (R-synth-tag-all) -------
+
+TAGS = P.Vocab(kinds=("ld", "async"), orders=("na",), spaces=("global", "local"),
+               plain_spaces=("local",), placements=("wg",),
+               flags=("mmra", "mmra-global", "tag-all"))
+
+
+def test_tag_all_puts_tags_on_accesses_copies_marks_and_waits():
+    sh = P.shapes(TAGS)
+    for kind in ("ld", "async", "mark", "wait"):
+        assert {s[3] for s in sh if s[0] == kind} == {(), ("mmra",), ("mmra-global",)}, kind
+    # without tag-all the tags stay on fences
+    plain = P.replace(TAGS, flags=("mmra", "mmra-global"))
+    assert all(not s[3] for s in P.shapes(plain))
+    fences = P.replace(TAGS, kinds=("fence",), orders=("acq",), flags=("mmra", "tag-all"))
+    assert {s[3] for s in P.shapes(fences)} == {(), ("mmra",)}
+    got = [p.key() for p in P.programs(TAGS, 1, 3, 2)]
+    assert len(got) == len(set(got))
+    assert set(got) == {P.canonical(p).key() for p in _raw_programs(TAGS, 1, 3, 2)}
+    assert "tag-all" in P.parse_vocab("flags=mmra,tag-all").flags
+
+
+def _tagged_waits():
+    """C: copy x -> y [sync-as:local]; M: asyncmark; W1: wait.asyncmark(0) [local];
+    W2: wait.asyncmark(0) [global]; R: load y [global]."""
+    L, G = ("mmra",), ("mmra-global",)
+    th = (("async", "", "", L, (0, 1)), ("mark", "", "", (), ()), ("wait", "", "0", L, ()),
+          ("wait", "", "0", G, ()), ("ld", "na", "", G, (1,)))
+    return P.Program(((0, 0, 0, 0),), (th,), ("global", "local"))
+
+
+def test_async_done_edges_differs_with_tags_on_copy_and_waits(tmp_path):
+    """Derived by hand (docs/semantics.md 17.11), not taken from the tool. S001: tag sets
+    are compatible iff for every prefix present in one, the other has none of it or shares
+    one; "When two instructions' metadata are not compatible, any program order between them
+    are not in happens-before": sync-as:local and sync-as:global are incompatible, an empty
+    set is compatible with all. M is completed-at W1 (sequence [M], N = 0), so C
+    happens-before W1 (E-done, UP 2.4 "If A is completed-at ... Y, then A happens-before Y")
+    under both values. `every` (R-async-done-every): M is not in the sequence after W2
+    either, so M is completed-at W2 too and C happens-before W2; W2 -> R is program order
+    between two global tags (compatible): C.w happens-before R and is program-ordered before
+    it (seed-004 R-async-po), location-ordered before R, hiding the initial write: C copied
+    x's initial 0, R = 0. `first`: C happens-before W1 only; W1 -> W2 (local, global) is cut,
+    and seed-004's program-order edges from a completed copy (E-po, R-async-po-after-done)
+    reach only events compatible with C's tag (local): not W2, not R. Nothing orders C.w
+    before R: R sees the initial write and C.w, neither location-ordered before it, and by
+    the S000 value rule returns undef. So `T0:%r0 == 0` is allowed by seed only, and
+    `T0:%r0 == undef` by seed+async_done_edges=first only. (The table's row over fence tags
+    only cannot show it; litmus/async/async-mmra-tagged-waits, with an untagged copy, is the
+    same under both: E-po reaches its load.)"""
+    a, b = build_models("seed", None, ["async_done_edges=first"])
+    p = _tagged_waits()
+    c = compare(p, a, b, prune=False)
+    assert {format_state(s) for s in c.a.states} == {"T0:%r0 == 0 && @y == 0"}
+    assert {format_state(s) for s in c.b.states} == {"T0:%r0 == undef && @y == 0"}
+    # each tag is needed: dropping any one loses the difference (1-minimal for tags), and
+    # so does removing any instruction
+    for what, red in P.reductions(p):
+        assert not compare(red, a, b, prune=False).differs, what
+    # independently: the written test under verify, and the reference engine
+    from amdmm_smt.synth.search import Found, reference_check
+    f = Found(p, p, c.a, c.b)
+    assert reference_check(f, a, b) == "agrees"
+    path = tmp_path / "t.yaml"
+    path.write_text(P.render(p, "t", exists="T0:%r0 == 0", expect="allowed"))
+    fb = _model_file(tmp_path, b)
+    assert CliRunner().invoke(main, ["verify", "--model", "seed", str(path)]).exit_code == 0
+    assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1

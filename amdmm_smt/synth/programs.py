@@ -60,7 +60,9 @@ PLACEMENTS = ("wave", "wg", "agent", "xcluster", "system")
 # avnone: atomics and fences with and without amdgcn-av:none (avnone-only: always);
 # mmra / mmra-global: fences with and without the amdgpu-synchronize-as:local / :global tag;
 # user: atomics and fences with and without a user tag !{!"user", !"tag"} (S001)
-FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra", "mmra-global", "user")
+# tag-all: those tags (mmra, mmra-global, user) also on accesses, async copies, marks and waits
+FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra", "mmra-global", "user",
+         "tag-all")
 BAR_IDS = ("-1", "-3", "0", "1")
 COUNTS = ("0", "1", "2")
 TARGETS = ("", "gfx942", "gfx1200", "gfx1250")    # "": the test names no target
@@ -254,6 +256,14 @@ def shapes(v: Vocab) -> list[tuple]:
     sync_flags = ([("avnone",)] if "avnone-only" in v.flags else
                   [(), ("avnone",)] if "avnone" in v.flags else [()])
     user = [()] + ([("user",)] if "user" in v.flags else [])
+    # tag-all: the MMRA tags of the vocabulary (sync-as local / global, user) on every
+    # instruction that takes metadata, one tag at a time (not on fences only: a tag on copies,
+    # waits and accesses cuts program order between them, S001; R-synth-tag-all)
+    every = [()]
+    fence_user = user
+    if "tag-all" in v.flags:
+        every += [(t,) for t in ("mmra", "mmra-global", "user") if t in v.flags]
+        user = every
 
     def tags(base, extra):
         return sorted(set(tuple(sorted(a + b)) for a in base for b in extra))
@@ -267,7 +277,7 @@ def shapes(v: Vocab) -> list[tuple]:
                     continue
                 if o == "na":
                     if v.plain_ok(sp):
-                        out += [(kind, "na", "", f, (sp,)) for f in plain_flags]
+                        out += [(kind, "na", "", f, (sp,)) for f in tags(plain_flags, every)]
                 elif v.sync_ok(sp):
                     out += [(kind, o, s, f, (sp,)) for s in atomic_scopes
                             for f in tags(sync_flags if o in ("rel", "acq", "sc") else [()],
@@ -292,7 +302,7 @@ def shapes(v: Vocab) -> list[tuple]:
         for o in ("acq", "rel", "acqrel", "sc"):
             if o in v.orders:
                 out += [("fence", o, s, f, ()) for s in atomic_scopes
-                        for f in tags(tags(sync_flags, mm), user)]
+                        for f in tags(tags(sync_flags, mm), fence_user)]
     if "av" in v.kinds and "global" in v.spaces:
         out += [(k, "", s, (), ("global",)) for k in ("avst", "avld") for s in atomic_scopes]
     if "bar" in v.kinds:
@@ -307,8 +317,9 @@ def shapes(v: Vocab) -> list[tuple]:
         out += [("bjoin", "", "", (), ("barrier",)), ("bleave", "", "", (), ())]
         out += [("bsigvar", "", k, (), ("barrier",)) for k in v.counts]
     if "async" in v.kinds and "global" in v.spaces and "local" in v.spaces:
-        out += [("async", "", "", (), ("global", "local")), ("mark", "", "", (), ())]
-        out += [("wait", "", n, (), ()) for n in sorted(v.wait_counts)]
+        out += [("async", "", "", f, ("global", "local")) for f in every]
+        out += [("mark", "", "", f, ()) for f in every]
+        out += [("wait", "", n, f, ()) for n in sorted(v.wait_counts) for f in every]
     if "if" in v.kinds:
         out += [("if", "", "eq", (), ()), ("if", "", "ne", (), ())]
     if v.only:
@@ -808,11 +819,11 @@ def _render_instrs(prog: Program) -> list[list[list[str]]]:
                              f"i32 {scope})")
             elif kind == "async":
                 lines.append(f"call void @llvm.amdgcn.load.async.to.lds.p1({ptr[0]}, {ptr[1]}, "
-                             "i32 4, i32 0, i32 0)")
+                             f"i32 4, i32 0, i32 0){md}")
             elif kind == "mark":
-                lines.append("call void @llvm.amdgcn.asyncmark()")
+                lines.append(f"call void @llvm.amdgcn.asyncmark(){md}")
             elif kind == "wait":
-                lines.append(f"call void @llvm.amdgcn.wait.asyncmark(i16 {scope or 0})")
+                lines.append(f"call void @llvm.amdgcn.wait.asyncmark(i16 {scope or 0}){md}")
             elif kind == "if":
                 lines.append(f"%c = icmp {scope} i32 %r{reg - 1}, 0")
                 lines.append("br i1 %c, label %then, label %join")
