@@ -679,6 +679,8 @@ def test_vocab_help_lists_every_kind():
     text = " ".join(r.output.split())
     m = re.search(r"kinds \(([a-z ]+)\)", text)
     assert m and m.group(1).split() == list(P.KINDS)
+    m = re.search(r"flags \(([a-z -]+)\)", text)
+    assert m and m.group(1).split() == list(P.FLAGS)
     assert P.parse_vocab("kinds=st,async,call").kinds == ("st", "async", "call")
 
 
