@@ -674,7 +674,7 @@ def test_async_calls_row_is_what_the_tool_produces():
 
 
 def test_vocab_help_lists_every_kind():
-    r = CliRunner().invoke(main, ["synth", "--help"])
+    r = CliRunner().invoke(main, ["synth", "--help"], terminal_width=400)
     assert r.exit_code == 0
     text = " ".join(r.output.split())
     m = re.search(r"kinds \(([a-z ]+)\)", text)
