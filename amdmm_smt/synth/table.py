@@ -50,7 +50,11 @@ CORPUS = {
 NOTES = {"async_done_edges=first": "the preset tags fences only, not the copies and waits "
                                    "whose tags would cut program order from the first wait "
                                    "(`async-mmra-tagged-waits.yaml`, 1 thread × 6 events, "
-                                   "gives the same outcome under both readings)"}
+                                   "gives the same outcome under both readings: its copy is "
+                                   "untagged); with tags on the copy and the waits "
+                                   "(`--vocab +flags=mmra-global,tag-all`) the option changes "
+                                   "an answer at 1 thread × 5 events, beyond this bound "
+                                   "(docs/semantics.md §17.11, derived by hand)"}
 # a row whose "none" is below the size of the corpus test that shows the difference
 BEYOND = {"barrier_scopes=inclusive": "litmus/barrier/bar-LB-wavefront-rel-wg-acq.yaml"}
 THREADS, LOCATIONS = 2, 2
