@@ -68,6 +68,10 @@ def main() -> None:
                 [k for k, ln in enumerate(lines) if ln.startswith(f"| {opt} |")]
             for k in mine:
                 lines[k] = new
+            if not mine:        # a new row: after the last row of its option
+                near = [k for k, ln in enumerate(lines) if ln.startswith("| " + opt[:-1])]
+                if near:
+                    lines.insert(near[-1] + 1, new)
             secs[c[0]] = t
         lines = [_closing_times(ln, secs, lines) if ln.startswith("Each row's time") else ln
                  for ln in lines]

@@ -778,3 +778,17 @@ def test_async_done_edges_differs_with_tags_on_copy_and_waits(tmp_path):
     fb = _model_file(tmp_path, b)
     assert CliRunner().invoke(main, ["verify", "--model", "seed", str(path)]).exit_code == 0
     assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1
+
+
+def test_async_done_edges_tag_all_row_is_the_hand_derived_test():
+    """docs/synth-options.md's row `async_done_edges=first (1 × 5, tag-all)` (table.EXTRA,
+    benchmarks/synth_table.py; the search takes minutes, so it is not re-run here) shows the
+    program and the state derived by hand in docs/semantics.md 17.11."""
+    from amdmm_smt.synth.table import EXTRA
+    doc = open(os.path.join(ROOT, "docs", "synth-options.md"), encoding="utf-8").read()
+    line = next(ln for ln in doc.splitlines()
+                if ln.startswith("| `async_done_edges=first (1 × 5, tag-all)` |"))
+    code = P.code_text(P.canonical(_tagged_waits())).replace("|", "\\|")
+    assert (f"1 thread × 5 events: seed allows T0:%r0 == 0 && @y == 0, "
+            f"seed+async_done_edges=first forbids it — `{code}`") in line
+    assert "tag-all" in EXTRA["async_done_edges=first"].vocab.flags
