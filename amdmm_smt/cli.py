@@ -722,10 +722,10 @@ def _with_synth(text: str, fmt: str, a, b, threads: int, events: int, jobs: int)
               help="At most this many locations.")
 @click.option("--vocab", default=None, metavar="SPEC",
               help="The instructions searched: FIELD=V1,V2;... with FIELD kinds (st ld rmw "
-                   "cas fence av bar split named async if), orders (na mono acq rel acqrel "
+                   "cas fence av bar split named async if call), orders (na mono acq rel acqrel "
                    "sc), scopes (wavefront workgroup cluster agent system), spaces (global "
                    "local undef), placements (wave wg agent xcluster system), flags (volatile "
-                   "volatile-only avnone avnone-only mmra mmra-global user), bar_ids (-1 -3 0 "
+                   "volatile-only avnone avnone-only mmra mmra-global user tag-all), bar_ids (-1 -3 0 "
                    "1), counts (0 1 2), wait_counts (0 1 2), targets (none or gfx names), "
                    "plain_spaces, sync_spaces, only; +FIELD=... widens the default (which "
                    "comes from the options that differ; docs/semantics.md 17.1).")

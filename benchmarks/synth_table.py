@@ -59,14 +59,37 @@ def main() -> None:
     if args.only and os.path.exists(args.out):
         text = open(args.out, encoding="utf-8").read()
         lines = text.splitlines()
-        for c in out:
+        secs = {}
+        for c, t in zip(out, times):
             new = markdown([c]).splitlines()[-1]
-            lines = [new if ln.startswith(f"| {c[0]} |") else ln for ln in lines]
+            # the row itself, else the option's "not searched" row (`NAME`, no value)
+            opt = "`" + c[0].strip("`").split("=")[0] + "`"
+            mine = [k for k, ln in enumerate(lines) if ln.startswith(f"| {c[0]} |")] or \
+                [k for k, ln in enumerate(lines) if ln.startswith(f"| {opt} |")]
+            for k in mine:
+                lines[k] = new
+            if not mine:        # a new row: after the last row of its option
+                near = [k for k, ln in enumerate(lines) if ln.startswith("| " + opt[:-1])]
+                if near:
+                    lines.insert(near[-1] + 1, new)
+            secs[c[0]] = t
+        lines = [_closing_times(ln, secs, lines) if ln.startswith("Each row's time") else ln
+                 for ln in lines]
         text = "\n".join(lines) + "\n"
     else:
         text = markdown(out, closing=closing)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def _closing_times(note: str, secs: dict, lines: list) -> str:
+    """The closing note with the re-run rows' times replaced (or added, in table order)."""
+    head, sep, rest = note.partition("): ")
+    entries = [e for e in rest.rstrip(".").split("; ") if e]
+    have = {e.rsplit(" ", 2)[0]: e for e in entries}
+    have.update(secs)
+    order = [ln.split(" | ")[0][2:] for ln in lines if ln.startswith("| `")]
+    return head + sep + "; ".join(have[w] for w in order if w in have) + "."
 
 
 if __name__ == "__main__":

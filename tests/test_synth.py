@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from amdmm_smt.cli import main
 from amdmm_smt.model import get_model
+from amdmm_smt.outcomes import format_state
 from amdmm_smt.synth import build_models, claim, run, to_markdown, to_text
 from amdmm_smt.synth import programs as P
 from amdmm_smt.synth.search import compare, minimise
@@ -372,8 +373,9 @@ def test_every_option_has_a_preset_with_what_it_concerns():
     from dataclasses import fields
     from amdmm_smt.model import Options
     from amdmm_smt.synth.presets import CONCERNS, PRESETS, UNSEARCHED, reaches, vocab_families
-    # the one option a program of the vocabulary cannot reach: async_calls (no function calls)
-    assert set(UNSEARCHED) == {"async_calls"}
+    # every option is searched: async_calls too, since the `call` kind (R-synth-call)
+    assert UNSEARCHED == {}
+    assert reaches("async_calls", PRESETS["async_calls"])
     for f in fields(Options):
         if f.name in UNSEARCHED:
             assert f.name in CONCERNS and f.name not in PRESETS, f.name
@@ -501,3 +503,292 @@ def test_synth_between_two_model_files(tmp_path):
     r = CliRunner().invoke(main, ["synth", "--from", str(fa), "--to", str(fc), "--threads",
                                   "1", "--events", "1", "--jobs", "1"])
     assert "they are the same model, nothing can differ" in r.output
+
+
+# ---- calls (R-synth-call; issue 29: async_calls is searched) -----------------------------
+
+CALLS = P.Vocab(kinds=("st", "ld", "async", "call"), orders=("na",),
+                spaces=("global", "local"), placements=("wg",))
+
+
+def _raw_with_calls(v: P.Vocab, threads: int, events: int, locations: int):
+    """_raw_programs, each also with every call the rule allows (docs R-synth-call, written
+    out here from the rule, not from P.call_ok): a range of one thread whose body has no
+    register-defining instruction and no diamond, makes an asyncmark or waits on one, and is
+    not guarded by a diamond."""
+    regs = ("ld", "rmw", "cas", "avld", "bfirst", "if")
+    for p in _raw_programs(v, threads, events, locations):
+        yield p
+        for t, th in enumerate(p.threads):
+            for s in range(len(th)):
+                for e in range(s + 1, len(th) + 1):
+                    body = [i[0] for i in th[s:e]]
+                    if set(body) & set(regs) or not set(body) & {"mark", "wait"}:
+                        continue
+                    if s > 0 and th[s - 1][0] == "if":
+                        continue
+                    yield P.Program(p.placement, p.threads, p.spaces, p.target, (t, s, e))
+
+
+@pytest.mark.parametrize("threads,events", [(1, 3), (2, 3), (1, 4)])
+def test_enumeration_with_calls_is_every_program_once(threads, events):
+    """A call is part of the program (its key): every program with or without a call, once up
+    to symmetry (two equal threads, a call in either, are one program)."""
+    got = [p.key() for p in P.programs(CALLS, threads, events, 2)]
+    assert len(got) == len(set(got))
+    want = {P.canonical(p).key() for p in _raw_with_calls(CALLS, threads, events, 2)}
+    assert set(got) == want
+    assert any(k[4] for k in got)                         # calls are enumerated
+    # without the kind: the same programs without a call
+    nocall = P.replace(CALLS, kinds=("st", "ld", "async"))
+    assert {p.key() for p in P.programs(nocall, threads, events, 2)} == {k for k in got
+                                                                          if not k[4]}
+
+
+def test_call_ok_and_canonical_call():
+    cp, mk, wt = ("async", "", "", (), (0, 1)), ("mark", "", "", (), ()), ("wait", "", "0", (), ())
+    ld = ("ld", "na", "", (), (1,))
+    th = (cp, mk, wt, ld)
+    prog = P.Program(((0, 0, 0, 0),), (th,), ("global", "local"))
+    assert sorted(P.call_ranges(prog)) == [(0, 0, 2), (0, 0, 3), (0, 1, 2), (0, 1, 3),
+                                           (0, 2, 3)]   # never the load, never the copy alone
+    assert not P.call_ok(P.replace(prog, call=(0, 0, 1)))
+    assert not P.call_ok(P.replace(prog, call=(0, 2, 4)))
+    # two equal threads: the call in T1 is the call in T0 after swapping them
+    two = P.Program(((0, 0, 0, 0), (0, 0, 0, 1)), ((cp, mk), (cp[:4] + ((0, 1),), mk)),
+                    ("global", "local"))
+    assert P.canonical(P.replace(two, call=(1, 0, 2))).key() == \
+        P.canonical(P.replace(two, call=(0, 0, 2))).key()
+
+
+def _witness():
+    """S004's per-function sequence against inlining, 1 thread × 4 events:
+    define void @f() { copy x -> y; asyncmark X }; call @f(); wait.asyncmark(0) W; store 1 @x."""
+    th = (("async", "", "", (), (0, 1)), ("mark", "", "", (), ()), ("wait", "", "0", (), ()),
+          ("st", "na", "", (), (0,)))
+    return P.Program(((0, 0, 0, 0),), (th,), ("global", "local"), "", (0, 0, 2))
+
+
+@pytest.fixture(scope="module")
+def calls_run():
+    a, b = build_models("seed", None, ["async_calls=inlined"])
+    from amdmm_smt.synth.presets import PRESETS
+    return run(a, b, P.Bound(2, 4, 2, PRESETS["async_calls"]), jobs=1, max_found=1)
+
+
+def test_async_calls_smallest_is_the_hand_derived_one(calls_run):
+    """Derived by hand (docs/semantics.md 17.10), not taken from the tool. The program
+    `f() { copy C: x -> y; asyncmark X }; call f(); wait.asyncmark(0) W; store 1 -> x`.
+    seed (async_calls per-function, R-call-async-seq): S004 "wait.asyncmark(i16 %N) Waits
+    until there are at most N outstanding asyncmarks in the sequence associated with the
+    currently executing function body", and the sequence of the thread's body "excludes any
+    asyncmarks produced by calls to other functions": W examines the caller's sequence, which
+    is empty; whether X (f's) is completed-at W is unspecified (UP 2.4 "it is unspecified
+    whether X is completed-at D"), so both. X completed: C is program-ordered before X, so C
+    happens-before W (UP 2.4 async completion), hence before the store; C's read of x cannot
+    see a write it happens-before and reads the initial 0: y ends 0. X not completed: C is
+    not related to the store by happens-before (UP 2.4: an async operation "is not related in
+    program-order with any other operations"), the store is plain (no availability), so
+    neither the initial write nor the store is location-ordered before C's read and by the
+    S000 read-value rule it returns undef, which C writes to y: y ends undef. x ends 1 either
+    way. seed: {x=1 y=0, x=1 y=undef}. inlined (one sequence per thread, S004's "after
+    inlining" answer): W examines [X] and N = 0 leaves none outstanding, X is completed at W:
+    only x=1 y=0. So @x == 1 && @y == undef is allowed by seed only. Smaller programs cannot
+    differ: a call needs a mark or wait in its body (R-synth-call), the difference needs a
+    copy, its mark, a wait in another body and an access that observes it (four
+    instructions) — the search confirms no program of 3 or fewer instructions differs."""
+    assert calls_run.tests
+    t = calls_run.tests[0]
+    assert t.found.prog.key() == P.canonical(_witness()).key()
+    st = {format_state(s) for s in t.found.a.states}
+    assert st == {"@x == 1 && @y == 0", "@x == 1 && @y == undef"}
+    assert {format_state(s) for s in t.found.b.states} == {"@x == 1 && @y == 0"}
+    assert t.verdict_a == "allowed" and t.verdict_b == "forbidden"
+    assert t.condition == "@x == 1 && @y == undef"
+    assert t.reference == "agrees"
+    # the layers before 1 × 4 were searched in full with no difference
+    assert all(la.differing == 0 and la.complete for la in calls_run.search.layers
+               if (la.events, la.threads) < (4, 1))
+
+
+def test_synthesized_call_test_parses_and_verifies(calls_run, tmp_path):
+    """The rendered callee is a `functions:` definition the frontend takes; `verify` (the
+    CLI, independently of the search) passes under seed and fails under the inlined reading,
+    and the reference engine agrees with the SMT engine under both."""
+    t = calls_run.tests[0]
+    assert "functions: |\n  define void @f() {\n" in t.yaml and "      call void @f()\n" in t.yaml
+    from amdmm_smt.frontend.litmus import parse_text
+    test = parse_text(t.yaml, "t.yaml")
+    assert sum(len(th.code) for th in test.threads) >= 4
+    path = tmp_path / "t.yaml"
+    path.write_text(t.yaml)
+    fb = _model_file(tmp_path, calls_run.b)
+    ra = CliRunner().invoke(main, ["verify", "--model", "seed", str(path)])
+    rb = CliRunner().invoke(main, ["verify", "--model", fb, str(path)])
+    assert ra.exit_code == 0, ra.output
+    assert rb.exit_code == 1, rb.output
+    from amdmm_smt.reference import run_reference
+    from amdmm_smt.synth.search import _outcomes
+    for m, o in ((calls_run.a, t.found.a), (calls_run.b, t.found.b)):
+        r = run_reference(test, m)
+        assert r.complete and _outcomes(r).states == o.states
+
+
+def test_minimiser_inlines_a_call(calls_run):
+    """Inlining the call is a one-step reduction (the weaker program); on the witness it loses
+    the difference (1-minimal), and a call the difference does not need is inlined away."""
+    a, b = calls_run.a, calls_run.b
+    w = P.canonical(_witness())
+    reds = dict(P.reductions(w))
+    inl = [r for d, r in reds.items() if d.startswith("inline the call")]
+    assert inl == [P.canonical(P.replace(w, call=()))]
+    for _, red in P.reductions(w):
+        assert not compare(red, a, b, prune=False).differs
+    # padded with a load of x before the call: the minimiser removes it and keeps the call
+    th = (("ld", "na", "", (), (0,)),) + w.threads[0]
+    padded = P.Program(w.placement, (th,), w.spaces, "", (0, 1, 3))
+    assert compare(padded, a, b).differs
+    assert minimise(padded, a, b).key() == w.key()
+    # async_model (seed vs upstream-stages) on `store x; f() { copy x -> y; asyncmark }`:
+    # the difference is the store and the copy (17.5), the call goes
+    a2, b2 = build_models("seed", None, ["async_model=upstream-stages"])
+    st = ("st", "na", "", (), (0,))
+    prog = P.Program(((0, 0, 0, 0),), ((st, ("async", "", "", (), (0, 1)),
+                                        ("mark", "", "", (), ())),), ("global", "local"), "",
+                     (0, 1, 3))
+    small = minimise(prog, a2, b2)
+    assert not small.call and [i[0] for i in small.threads[0]] == ["st", "async"]
+
+
+def test_async_calls_row_is_what_the_tool_produces():
+    """docs/synth-options.md: the async_calls row is searched (no "not searched" row is
+    left) and is what the tool produces now."""
+    from amdmm_smt.synth.table import Row, cells, row_bound
+    doc = open(os.path.join(ROOT, "docs", "synth-options.md"), encoding="utf-8").read()
+    assert "not searched" not in doc
+    a, b = build_models("seed", None, ["async_calls=inlined"])
+    row = Row("async_calls=inlined", a, b, row_bound(a, b, what="async_calls=inlined"))
+    line = "| " + " | ".join(c.replace("|", "\\|") for c in cells(row)) + " |"
+    assert line in doc
+    assert "1 thread × 4 events: seed allows @x == 1 && @y == undef" in line
+
+
+def test_vocab_help_lists_every_kind():
+    r = CliRunner().invoke(main, ["synth", "--help"], terminal_width=400)
+    assert r.exit_code == 0
+    text = " ".join(r.output.split())
+    m = re.search(r"kinds \(([a-z ]+)\)", text)
+    assert m and m.group(1).split() == list(P.KINDS)
+    m = re.search(r"flags \(([a-z -]+)\)", text)
+    assert m and m.group(1).split() == list(P.FLAGS)
+    assert P.parse_vocab("kinds=st,async,call").kinds == ("st", "async", "call")
+
+
+def test_engines_agree_on_enumerated_call_programs():
+    """The programs with a call that the enumeration writes (a sample of those of 1 thread × 4
+    events with a copy, a mark and a wait: every 10th) have the same outcomes and undefined behaviour under the SMT engine and the
+    reference engine, under both values of async_calls (calls add no semantics of their own,
+    R-synth-call: the check is that the rendered functions mean the same to both)."""
+    from amdmm_smt.reference import run_reference
+    from amdmm_smt.solve import run_test
+    from amdmm_smt.synth.search import _outcomes, test_of
+    a, b = build_models("seed", None, ["async_calls=inlined"])
+    progs = [p for p in P.programs(CALLS, 1, 4, 2) if p.call and {"async", "mark", "wait"}
+             <= {i[0] for i in p.threads[0]}][::10]
+    assert len(progs) >= 20
+    differ = 0
+    for p in progs:
+        t = test_of(p)
+        got = []
+        for m in (a, b):
+            smt = _outcomes(run_test(t, m))
+            ref = _outcomes(run_reference(t, m))
+            assert (smt.states, smt.ub) == (ref.states, ref.ub), (P.render(p, "t"), m.name)
+            got.append(smt.states)
+        differ += got[0] != got[1]
+    print(f"\n{len(progs)} call programs, {differ} differ by async_calls")
+    assert differ            # some of them tell the two readings apart
+
+
+# ---- tag-all: MMRA tags on every instruction that takes metadata (R-synth-tag-all) -------
+
+TAGS = P.Vocab(kinds=("ld", "async"), orders=("na",), spaces=("global", "local"),
+               plain_spaces=("local",), placements=("wg",),
+               flags=("mmra", "mmra-global", "tag-all"))
+
+
+def test_tag_all_puts_tags_on_accesses_copies_marks_and_waits():
+    sh = P.shapes(TAGS)
+    for kind in ("ld", "async", "mark", "wait"):
+        assert {s[3] for s in sh if s[0] == kind} == {(), ("mmra",), ("mmra-global",)}, kind
+    # without tag-all the tags stay on fences
+    plain = P.replace(TAGS, flags=("mmra", "mmra-global"))
+    assert all(not s[3] for s in P.shapes(plain))
+    fences = P.replace(TAGS, kinds=("fence",), orders=("acq",), flags=("mmra", "tag-all"))
+    assert {s[3] for s in P.shapes(fences)} == {(), ("mmra",)}
+    got = [p.key() for p in P.programs(TAGS, 1, 3, 2)]
+    assert len(got) == len(set(got))
+    assert set(got) == {P.canonical(p).key() for p in _raw_programs(TAGS, 1, 3, 2)}
+    assert "tag-all" in P.parse_vocab("flags=mmra,tag-all").flags
+
+
+def _tagged_waits():
+    """C: copy x -> y [sync-as:local]; M: asyncmark; W1: wait.asyncmark(0) [local];
+    W2: wait.asyncmark(0) [global]; R: load y [global]."""
+    L, G = ("mmra",), ("mmra-global",)
+    th = (("async", "", "", L, (0, 1)), ("mark", "", "", (), ()), ("wait", "", "0", L, ()),
+          ("wait", "", "0", G, ()), ("ld", "na", "", G, (1,)))
+    return P.Program(((0, 0, 0, 0),), (th,), ("global", "local"))
+
+
+def test_async_done_edges_differs_with_tags_on_copy_and_waits(tmp_path):
+    """Derived by hand (docs/semantics.md 17.11), not taken from the tool. S001: tag sets
+    are compatible iff for every prefix present in one, the other has none of it or shares
+    one; "When two instructions' metadata are not compatible, any program order between them
+    are not in happens-before": sync-as:local and sync-as:global are incompatible, an empty
+    set is compatible with all. M is completed-at W1 (sequence [M], N = 0), so C
+    happens-before W1 (E-done, UP 2.4 "If A is completed-at ... Y, then A happens-before Y")
+    under both values. `every` (R-async-done-every): M is not in the sequence after W2
+    either, so M is completed-at W2 too and C happens-before W2; W2 -> R is program order
+    between two global tags (compatible): C.w happens-before R and is program-ordered before
+    it (seed-004 R-async-po), location-ordered before R, hiding the initial write: C copied
+    x's initial 0, R = 0. `first`: C happens-before W1 only; W1 -> W2 (local, global) is cut,
+    and seed-004's program-order edges from a completed copy (E-po, R-async-po-after-done)
+    reach only events compatible with C's tag (local): not W2, not R. Nothing orders C.w
+    before R: R sees the initial write and C.w, neither location-ordered before it, and by
+    the S000 value rule returns undef. So `T0:%r0 == 0` is allowed by seed only, and
+    `T0:%r0 == undef` by seed+async_done_edges=first only. (The table's row over fence tags
+    only cannot show it; litmus/async/async-mmra-tagged-waits, with an untagged copy, is the
+    same under both: E-po reaches its load.)"""
+    a, b = build_models("seed", None, ["async_done_edges=first"])
+    p = _tagged_waits()
+    c = compare(p, a, b, prune=False)
+    assert {format_state(s) for s in c.a.states} == {"T0:%r0 == 0 && @y == 0"}
+    assert {format_state(s) for s in c.b.states} == {"T0:%r0 == undef && @y == 0"}
+    # each tag is needed: dropping any one loses the difference (1-minimal for tags), and
+    # so does removing any instruction
+    for what, red in P.reductions(p):
+        assert not compare(red, a, b, prune=False).differs, what
+    # independently: the written test under verify, and the reference engine
+    from amdmm_smt.synth.search import Found, reference_check
+    f = Found(p, p, c.a, c.b)
+    assert reference_check(f, a, b) == "agrees"
+    path = tmp_path / "t.yaml"
+    path.write_text(P.render(p, "t", exists="T0:%r0 == 0", expect="allowed"))
+    fb = _model_file(tmp_path, b)
+    assert CliRunner().invoke(main, ["verify", "--model", "seed", str(path)]).exit_code == 0
+    assert CliRunner().invoke(main, ["verify", "--model", fb, str(path)]).exit_code == 1
+
+
+def test_async_done_edges_tag_all_row_is_the_hand_derived_test():
+    """docs/synth-options.md's row `async_done_edges=first (1 × 5, tag-all)` (table.EXTRA,
+    benchmarks/synth_table.py; the search takes minutes, so it is not re-run here) shows the
+    program and the state derived by hand in docs/semantics.md 17.11."""
+    from amdmm_smt.synth.table import EXTRA
+    doc = open(os.path.join(ROOT, "docs", "synth-options.md"), encoding="utf-8").read()
+    line = next(ln for ln in doc.splitlines()
+                if ln.startswith("| `async_done_edges=first (1 × 5, tag-all)` |"))
+    code = P.code_text(P.canonical(_tagged_waits())).replace("|", "\\|")
+    assert (f"1 thread × 5 events: seed allows T0:%r0 == 0 && @y == 0, "
+            f"seed+async_done_edges=first forbids it — `{code}`") in line
+    assert "tag-all" in EXTRA["async_done_edges=first"].vocab.flags

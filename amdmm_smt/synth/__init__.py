@@ -153,8 +153,9 @@ def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
     desc = (f"Synthesized by amdmm-smt synth ({a.name} vs {b.name}; docs/semantics.md 17): "
             f"{line}. {a.name}: {va}; {b.name}: {vb}"
             + (f"; forbidden under {forbidder} by: {', '.join(families)}" if families else "")
-            + f". The expectation is {a.name}'s verdict; minimal: removing any instruction or "
-            "weakening any order, scope or metadata loses the difference.")
+            + f". The expectation is {a.name}'s verdict; minimal: removing any instruction, "
+            "weakening any order, scope or metadata"
+            + (" or inlining the call" if f.prog.call else "") + " loses the difference.")
     header = (f"synthesized: {a.name} vs {b.name}", f"{a.name}: {va}", f"{b.name}: {vb}")
     text = P.render(f.prog, name, desc, exists=cond or None, expect=expect, header=header)
     if some:

@@ -44,6 +44,11 @@ PRESETS: dict[str, Vocab] = {
     "async_scope": Vocab(kinds=("st", "ld", "async"), orders=("na", "rel", "acq"),
                          scopes=("workgroup",), spaces=("global", "local"),
                          placements=("wave", "wg")),
+    # S004 / UP 2.4 asyncmark sequences per function body (R-call-async-seq) vs one per
+    # thread (inlined): a copy, asyncmark and wait.asyncmark(0) with a call around some of
+    # them (R-synth-call)
+    "async_calls": Vocab(kinds=("st", "ld", "async", "call"), orders=("na",),
+                         spaces=("global", "local"), placements=("wg",)),
     # S002 / S003 execution barriers: each option with the barrier instructions it concerns
     # (issue 29: never s.barrier alone where the option is about split, named or cluster
     # barriers)
@@ -95,13 +100,9 @@ PRESETS: dict[str, Vocab] = {
                          spaces=("global",), placements=("agent",)),
 }
 
-# options a search does not vary: async_calls only (it came with issue 28 after issue 29's
-# vocabulary; a program of the vocabulary has no function calls, and without calls the option
-# changes nothing: docs R-call-async-seq; litmus/calls/async-call-*.inlined show its difference)
-UNSEARCHED: dict = {"async_calls": "function calls are not part of the vocabulary (without "
-                                   "calls the option changes nothing: docs R-call-async-seq; "
-                                   "litmus/calls/async-call-*.inlined.yaml show the "
-                                   "difference)"}
+# options a search does not vary: none since the `call` kind (R-synth-call) lets a program
+# put a copy's asyncmark in a function body, which is all async_calls changes
+UNSEARCHED: dict = {}
 
 # ---- what each option concerns (issue 29 item 3) ----------------------------------------
 #
@@ -110,7 +111,7 @@ UNSEARCHED: dict = {"async_calls": "function calls are not part of the vocabular
 # every group below, the vocabulary has an instruction of some family of the group.
 # Families (vocab_families): plain, volatile, atomic, rmw, cas, fence, av, avnone, sync-as,
 # user-tag, lds, undef-init, s.barrier, split, cluster-barrier, null-barrier, named, async,
-# async-count, branch, no-target, cluster-scope, xcluster.
+# async-count, branch, call, no-target, cluster-scope, xcluster.
 _MEM = ("plain", "atomic", "rmw", "cas", "av")
 _SCOPED = ("atomic", "rmw", "cas", "fence", "av")
 _BARRIERS = ("s.barrier", "split", "cluster-barrier", "named")
@@ -142,7 +143,7 @@ CONCERNS: dict[str, tuple] = {
     "lds_scope": (("lds",),),
     "async_scope": (("async",),),
     "default_target": (("no-target",),),
-    "async_calls": (("call",), ("async",)),     # no vocabulary writes a call (UNSEARCHED)
+    "async_calls": (("call",), ("async",)),     # a call around a mark or wait (R-synth-call)
 }
 
 
@@ -184,6 +185,8 @@ def vocab_families(v: Vocab) -> set:
             fam.add("undef-init")
         if scope == "cluster":
             fam.add("cluster-scope")
+    if "call" in v.kinds and "async" in v.kinds and {"global", "local"} <= set(v.spaces):
+        fam.add("call")         # a call's body makes a mark or wait (R-synth-call)
     if "" in v.targets:
         fam.add("no-target")
     if "xcluster" in v.placements:

@@ -48,7 +48,10 @@ SPACES = ("global", "local", "undef")
 # st ld rmw cas fence av: memory; bar: s.barrier; split: s.barrier.signal / wait /
 # signal.isfirst with the IDs of `bar_ids`; named: s.barrier.init / join / leave /
 # signal.var; async: load.async.to.lds, asyncmark, wait.asyncmark(N); if: one diamond
-KINDS = ("st", "ld", "rmw", "cas", "fence", "av", "bar", "split", "named", "async", "if")
+# call: one range of one thread's instructions made the body of a function `@f` that the
+# thread calls in its place (Program.call; docs R-synth-call)
+KINDS = ("st", "ld", "rmw", "cas", "fence", "av", "bar", "split", "named", "async", "if",
+         "call")
 # how two threads relate: same wave; same workgroup; different workgroups of one cluster
 # ("agent": the historic name, every thread is in cluster 0 unless xcluster is searched);
 # different clusters of one agent; different agents
@@ -57,12 +60,20 @@ PLACEMENTS = ("wave", "wg", "agent", "xcluster", "system")
 # avnone: atomics and fences with and without amdgcn-av:none (avnone-only: always);
 # mmra / mmra-global: fences with and without the amdgpu-synchronize-as:local / :global tag;
 # user: atomics and fences with and without a user tag !{!"user", !"tag"} (S001)
-FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra", "mmra-global", "user")
+# tag-all: those tags (mmra, mmra-global, user) also on accesses, async copies, marks and waits
+FLAGS = ("volatile", "volatile-only", "avnone", "avnone-only", "mmra", "mmra-global", "user",
+         "tag-all")
 BAR_IDS = ("-1", "-3", "0", "1")
 COUNTS = ("0", "1", "2")
 TARGETS = ("", "gfx942", "gfx1200", "gfx1250")    # "": the test names no target
 BARRIER_KINDS = ("bar", "bsig", "bwait", "bfirst", "binit", "bjoin", "bleave", "bsigvar")
 READS = ("ld", "rmw", "cas", "avld")     # the instructions that define an i32 register
+# what a callee body may not hold (R-synth-call): instructions that define a register (a void
+# callee's registers are not part of the outcome, docs R-call-inline) and the diamond
+NOT_IN_CALL = READS + ("bfirst", "if")
+# what makes a call differ from its inlined program (R-call-inline, R-call-async-seq: a call
+# changes only the asyncmark sequences, so a body must make a mark or wait)
+CALL_MATTERS = ("mark", "wait")
 
 # "weaker" for the minimiser (docs/semantics.md 17.4): order one step down this lattice,
 # scope one step narrower, a flag dropped
@@ -117,6 +128,9 @@ class Vocab:
             out += f"; counts {','.join(self.counts)}"
         if "async" in self.kinds and self.wait_counts != ("0",):
             out += f"; wait counts {','.join(self.wait_counts)}"
+        if "call" in self.kinds:
+            out += "; calls: at most one per program, its body makes a mark or wait and " \
+                   "defines no register"
         if self.targets != ("",):
             out += "; targets " + ",".join(t or "(none)" for t in self.targets)
         return out
@@ -242,6 +256,14 @@ def shapes(v: Vocab) -> list[tuple]:
     sync_flags = ([("avnone",)] if "avnone-only" in v.flags else
                   [(), ("avnone",)] if "avnone" in v.flags else [()])
     user = [()] + ([("user",)] if "user" in v.flags else [])
+    # tag-all: the MMRA tags of the vocabulary (sync-as local / global, user) on every
+    # instruction that takes metadata, one tag at a time (not on fences only: a tag on copies,
+    # waits and accesses cuts program order between them, S001; R-synth-tag-all)
+    every = [()]
+    fence_user = user
+    if "tag-all" in v.flags:
+        every += [(t,) for t in ("mmra", "mmra-global", "user") if t in v.flags]
+        user = every
 
     def tags(base, extra):
         return sorted(set(tuple(sorted(a + b)) for a in base for b in extra))
@@ -255,7 +277,7 @@ def shapes(v: Vocab) -> list[tuple]:
                     continue
                 if o == "na":
                     if v.plain_ok(sp):
-                        out += [(kind, "na", "", f, (sp,)) for f in plain_flags]
+                        out += [(kind, "na", "", f, (sp,)) for f in tags(plain_flags, every)]
                 elif v.sync_ok(sp):
                     out += [(kind, o, s, f, (sp,)) for s in atomic_scopes
                             for f in tags(sync_flags if o in ("rel", "acq", "sc") else [()],
@@ -280,7 +302,7 @@ def shapes(v: Vocab) -> list[tuple]:
         for o in ("acq", "rel", "acqrel", "sc"):
             if o in v.orders:
                 out += [("fence", o, s, f, ()) for s in atomic_scopes
-                        for f in tags(tags(sync_flags, mm), user)]
+                        for f in tags(tags(sync_flags, mm), fence_user)]
     if "av" in v.kinds and "global" in v.spaces:
         out += [(k, "", s, (), ("global",)) for k in ("avst", "avld") for s in atomic_scopes]
     if "bar" in v.kinds:
@@ -295,8 +317,9 @@ def shapes(v: Vocab) -> list[tuple]:
         out += [("bjoin", "", "", (), ("barrier",)), ("bleave", "", "", (), ())]
         out += [("bsigvar", "", k, (), ("barrier",)) for k in v.counts]
     if "async" in v.kinds and "global" in v.spaces and "local" in v.spaces:
-        out += [("async", "", "", (), ("global", "local")), ("mark", "", "", (), ())]
-        out += [("wait", "", n, (), ()) for n in sorted(v.wait_counts)]
+        out += [("async", "", "", f, ("global", "local")) for f in every]
+        out += [("mark", "", "", f, ()) for f in every]
+        out += [("wait", "", n, f, ()) for n in sorted(v.wait_counts) for f in every]
     if "if" in v.kinds:
         out += [("if", "", "eq", (), ()), ("if", "", "ne", (), ())]
     if v.only:
@@ -376,13 +399,17 @@ class Program:
     threads: tuple            # per thread a tuple of Instr
     spaces: tuple             # per location its address space (SPACES, or "barrier")
     target: str = ""          # "": the test names no target (the model's default_target)
+    # () or (thread, start, end): instructions start..end-1 of that thread are the body of
+    # `define void @f()`, which the thread calls in their place (R-synth-call); the call is no
+    # instruction of its own (events count the body's)
+    call: tuple = ()
 
     @property
     def events(self) -> int:
         return sum(len(t) for t in self.threads)
 
     def key(self) -> tuple:
-        return (self.placement, self.threads, self.spaces, self.target)
+        return (self.placement, self.threads, self.spaces, self.target, self.call)
 
 
 def _relabel(prog: Program, perm: tuple) -> Program:
@@ -398,7 +425,8 @@ def _relabel(prog: Program, perm: tuple) -> Program:
     spaces = [None] * len(ren)
     for old, new in ren.items():
         spaces[new] = prog.spaces[old]
-    return Program(plc, nt, tuple(spaces), prog.target)
+    call = (perm.index(prog.call[0]),) + prog.call[1:] if prog.call else ()
+    return Program(plc, nt, tuple(spaces), prog.target, call)
 
 
 def canonical(prog: Program) -> Program:
@@ -450,6 +478,32 @@ def flow_ok(prog: Program) -> bool:
     return n <= 1
 
 
+def call_ok(prog: Program) -> bool:
+    """A call (R-synth-call) covers a non-empty range of its thread; its body defines no
+    register and holds no diamond, is not the instruction a diamond guards, and makes an
+    asyncmark or waits on one (a body without either is its inlined program)."""
+    if not prog.call:
+        return True
+    t, s, e = prog.call
+    if not (0 <= t < len(prog.threads) and 0 <= s < e <= len(prog.threads[t])):
+        return False
+    th = prog.threads[t]
+    body = th[s:e]
+    return (not any(i[0] in NOT_IN_CALL for i in body)
+            and any(i[0] in CALL_MATTERS for i in body)
+            and not (s > 0 and th[s - 1][0] == "if"))
+
+
+def call_ranges(prog: Program) -> Iterator[tuple]:
+    """Every call (thread, start, end) a program may have (call_ok)."""
+    for t, th in enumerate(prog.threads):
+        for s in range(len(th)):
+            for e in range(s + 1, len(th) + 1):
+                c = replace(prog, call=(t, s, e))
+                if call_ok(c):
+                    yield (t, s, e)
+
+
 def observable(prog: Program) -> bool:
     """A program with no location and no barrier instruction has nothing to observe."""
     return bool(prog.spaces) or any(i[0] in BARRIER_KINDS for th in prog.threads for i in th)
@@ -469,6 +523,7 @@ def programs(v: Vocab, threads: int, events: int, locations: int) -> Iterator[Pr
     thread at least one), at most `locations` locations, in a deterministic order."""
     alpha = shapes(v)
     plcs = placements(threads, v.placements)
+    calls = "call" in v.kinds
     for target in v.targets:
         for comp in _compositions(events, threads):
             slots = [(t, i) for t, n in enumerate(comp) for i in range(n)]
@@ -478,9 +533,15 @@ def programs(v: Vocab, threads: int, events: int, locations: int) -> Iterator[Pr
                 for prog in _assign_locs(seq, comp, locations):
                     for plc in plcs:
                         p = Program(plc, prog[0], prog[1], target)
-                        if observable(p) and flow_ok(p) and lds_ok(p) and wave_ok(p) \
-                                and p.key() == canonical(p).key():
+                        if not (observable(p) and flow_ok(p) and lds_ok(p) and wave_ok(p)):
+                            continue
+                        if p.key() == canonical(p).key():
                             yield p
+                        if calls:
+                            for c in call_ranges(p):
+                                q = replace(p, call=c)
+                                if q.key() == canonical(q).key():
+                                    yield q
 
 
 def _assign_locs(seq, comp, maxloc) -> Iterator[tuple]:
@@ -532,11 +593,12 @@ def reductions(prog: Program) -> list[tuple[str, Program]]:
                 nth = list(prog.threads)
                 nth[t] = th[:i] + th[i + 1:]
                 plc = list(prog.placement)
+                call = _call_without(prog.call, t, i, not nth[t])
                 if not nth[t]:
                     del nth[t]
                     del plc[t]
                 out.append((f"remove {what}", _gc(Program(tuple(plc), tuple(nth),
-                                                          prog.spaces, prog.target))))
+                                                          prog.spaces, prog.target, call))))
             variants = []
             if kind == "cas":
                 so, fo = order.split("/")
@@ -564,8 +626,32 @@ def reductions(prog: Program) -> list[tuple[str, Program]]:
                 nth = list(prog.threads)
                 nth[t] = th[:i] + (new,) + th[i + 1:]
                 out.append((desc, canonical(Program(prog.placement, tuple(nth), prog.spaces,
-                                                    prog.target))))
+                                                    prog.target, prog.call))))
+    if prog.call:
+        # inline the call (R-synth-call: the weaker program, one sequence of asyncmarks)
+        out.append((f"inline the call of T{prog.call[0]} instructions {prog.call[1] + 1}.."
+                    f"{prog.call[2]}", canonical(replace(prog, call=()))))
     return out
+
+
+def _call_without(call: tuple, t: int, i: int, thread_gone: bool) -> tuple:
+    """The call after removing instruction i of thread t (the thread gone when it was its
+    last): () when its body is left empty or without a mark or wait (then it is its inlined
+    program, R-synth-call)."""
+    if not call:
+        return ()
+    ct, s, e = call
+    if ct == t:
+        if thread_gone:
+            return ()
+        if i < s:
+            s, e = s - 1, e - 1
+        elif i < e:
+            e -= 1
+        return (ct, s, e) if e > s else ()
+    if thread_gone and ct > t:
+        return (ct - 1, s, e)
+    return call
 
 
 def _gc(prog: Program) -> Program:
@@ -573,8 +659,11 @@ def _gc(prog: Program) -> Program:
     used = sorted({x for th in prog.threads for ins in th for x in ins[4]})
     ren = {old: k for k, old in enumerate(used)}
     th = tuple(tuple(i[:4] + (tuple(ren[x] for x in i[4]),) for i in t) for t in prog.threads)
+    call = prog.call
+    if call and not any(i[0] in CALL_MATTERS for i in th[call[0]][call[1]:call[2]]):
+        call = ()               # a body with no mark or wait is its inlined program
     return canonical(Program(canon_placement(prog.placement), th,
-                             tuple(prog.spaces[o] for o in used), prog.target))
+                             tuple(prog.spaces[o] for o in used), prog.target, call))
 
 
 # ---- the YAML writer --------------------------------------------------------------------
@@ -632,15 +721,51 @@ def _ptr(prog: Program, x: int) -> str:
             f"@{name_of(prog, x)}")
 
 
+CALLEE = "f"
+
+
 def render_code(prog: Program) -> list[list[str]]:
-    """Per thread, its instructions as LLVM IR lines (values 1, 2, ... in order)."""
+    """Per thread, its instructions as LLVM IR lines (values 1, 2, ... in order); the
+    instructions of a call's body are replaced by `call void @f()` (R-synth-call)."""
+    out = []
+    for t, per in enumerate(_render_instrs(prog)):
+        if prog.call and prog.call[0] == t:
+            _, s, e = prog.call
+            per = per[:s] + [[f"call void @{CALLEE}()"]] + per[e:]
+        out.append([ln for lines in per for ln in lines])
+    return out
+
+
+def callee_lines(prog: Program) -> list[str]:
+    """The body of `@f` (the call's instructions, then `ret void`); [] without a call."""
+    if not prog.call:
+        return []
+    t, s, e = prog.call
+    per = _render_instrs(prog)[t]
+    return [ln for lines in per[s:e] for ln in lines] + ["ret void"]
+
+
+def code_text(prog: Program) -> str:
+    """The program on one line: the callee's definition (if any), then the threads
+    separated by ∥."""
+    head = ""
+    if prog.call:
+        head = f"define void @{CALLEE}() {{ " + "; ".join(callee_lines(prog)) + " }; "
+    return head + " ∥ ".join("; ".join(c) for c in render_code(prog))
+
+
+def _render_instrs(prog: Program) -> list[list[list[str]]]:
+    """Per thread, per instruction, its LLVM IR lines (a diamond's join closes on the
+    instruction it guards)."""
     val = 0
     out = []
     nodes = _md_nodes(prog)
     for t, th in enumerate(prog.threads):
-        lines, reg = [], 0
+        per, reg = [], 0
         guard = None            # the join label of an open diamond
         for kind, order, scope, flags, locs in th:
+            lines = []
+            per.append(lines)
             ptr = [_ptr(prog, x) for x in locs]
             md = _md(flags, nodes)
             vol = " volatile" if "volatile" in flags else ""
@@ -694,11 +819,11 @@ def render_code(prog: Program) -> list[list[str]]:
                              f"i32 {scope})")
             elif kind == "async":
                 lines.append(f"call void @llvm.amdgcn.load.async.to.lds.p1({ptr[0]}, {ptr[1]}, "
-                             "i32 4, i32 0, i32 0)")
+                             f"i32 4, i32 0, i32 0){md}")
             elif kind == "mark":
-                lines.append("call void @llvm.amdgcn.asyncmark()")
+                lines.append(f"call void @llvm.amdgcn.asyncmark(){md}")
             elif kind == "wait":
-                lines.append(f"call void @llvm.amdgcn.wait.asyncmark(i16 {scope or 0})")
+                lines.append(f"call void @llvm.amdgcn.wait.asyncmark(i16 {scope or 0}){md}")
             elif kind == "if":
                 lines.append(f"%c = icmp {scope} i32 %r{reg - 1}, 0")
                 lines.append("br i1 %c, label %then, label %join")
@@ -709,7 +834,7 @@ def render_code(prog: Program) -> list[list[str]]:
                 lines.append(f"br label %{guard}")
                 lines.append(f"{guard}:")
                 guard = None
-        out.append(lines)
+        out.append(per)
     return out
 
 
@@ -748,6 +873,11 @@ def render(prog: Program, name: str, description: str = "", exists: Optional[str
         for tags, node in _md_nodes(prog).items():
             if node != "!2":
                 lines.append(f"  {node} = !{{{', '.join(TAG_NODE[x] for x in tags)}}}")
+    if prog.call:
+        lines.append("functions: |")
+        lines.append(f"  define void @{CALLEE}() {{")
+        lines += ["    " + ln for ln in callee_lines(prog)]
+        lines.append("  }")
     lines.append("memory:")
     for k, sp in enumerate(prog.spaces):
         if sp == "barrier":

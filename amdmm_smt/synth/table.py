@@ -43,12 +43,18 @@ CORPUS = {
     "barrier_participation=run": "litmus/barrier/bar-arrive-twice-no-wait.yaml",
     "drop_race=completion": "litmus/barrier/bar-signal-then-end.yaml",
     "barrier_hb=none": "litmus/barrier/bar-LB-no-fences.yaml",
+    # R-call-async-seq's pin (docs 15.8): the callee's mark, the caller's wait
+    "async_calls=inlined": "litmus/calls/async-call-mark-in-callee.yaml",
 }
 # what a row's vocabulary leaves out that its option concerns (said in the row)
 NOTES = {"async_done_edges=first": "the preset tags fences only, not the copies and waits "
                                    "whose tags would cut program order from the first wait "
                                    "(`async-mmra-tagged-waits.yaml`, 1 thread × 6 events, "
-                                   "gives the same outcome under both readings)"}
+                                   "gives the same outcome under both readings: its copy is "
+                                   "untagged); with tags on the copy and the waits "
+                                   "(`--vocab +flags=mmra-global,tag-all`) the option changes "
+                                   "an answer at 1 thread × 5 events, beyond this bound "
+                                   "(docs/semantics.md §17.11, derived by hand)"}
 # a row whose "none" is below the size of the corpus test that shows the difference
 BEYOND = {"barrier_scopes=inclusive": "litmus/barrier/bar-LB-wavefront-rel-wg-acq.yaml"}
 THREADS, LOCATIONS = 2, 2
@@ -73,6 +79,23 @@ EXTRA = {"avvis=false": P.Vocab(kinds=("st", "ld", "av"), orders=("na", "rel", "
                                 scopes=("agent",), spaces=("global",),
                                 placements=("agent",))}
 EXTRA["llvm-hsa vs seed"] = EXTRA["avvis=false"]      # the same difference (avvis)
+# ... or a row over a vocabulary the preset leaves out, with its own bound: async_done_edges
+# with MMRA tags on the copy, the marks, the waits and the loads (R-synth-tag-all; docs 17.11)
+EXTRA["async_done_edges=first"] = P.Bound(
+    1, 5, 2, P.Vocab(kinds=("ld", "async"), orders=("na",), spaces=("global", "local"),
+                     plain_spaces=("local",), placements=("wg",),
+                     flags=("mmra", "mmra-global", "tag-all")))
+
+
+def _extra(what: str, a: Model, b: Model) -> list:
+    """The extra row of a row (EXTRA), named by its bound (and tag-all when it has it)."""
+    x = EXTRA.get(what)
+    if x is None:
+        return []
+    bd = x if isinstance(x, P.Bound) else P.Bound(3, 4, LOCATIONS, x)
+    label = f"{bd.threads} × {bd.events}" + (", tag-all" if "tag-all" in bd.vocab.flags
+                                              else "")
+    return [Row(f"{what} ({label})", a, b, bd)]
 
 
 def option_rows(base: Model) -> list[Row]:
@@ -86,9 +109,7 @@ def option_rows(base: Model) -> list[Row]:
         for v in vals[1:]:
             b = with_options(base, [(name, _bool(v))])
             rows.append(Row(f"{name}={v}", base, b))
-            if f"{name}={v}" in EXTRA:
-                rows.append(Row(f"{name}={v} (3 × 4)", base, b,
-                                P.Bound(3, 4, LOCATIONS, EXTRA[f"{name}={v}"])))
+            rows += _extra(f"{name}={v}", base, b)
     return rows
 
 
@@ -98,9 +119,7 @@ def pair_rows() -> list[Row]:
     for i, a in enumerate(ms):
         for b in ms[i + 1:]:
             rows.append(Row(f"{a.name} vs {b.name}", a, b))
-            if rows[-1].what in EXTRA:
-                rows.append(Row(f"{a.name} vs {b.name} (3 × 4)", a, b,
-                                P.Bound(3, 4, LOCATIONS, EXTRA[rows[-1].what])))
+            rows += _extra(rows[-1].what, a, b)
     return rows
 
 
@@ -164,7 +183,7 @@ def cells(r: Row, jobs: int = 1, events: Optional[int] = None) -> list[str]:
                 f"{s.search.programs} programs, {s.search.states} states", bound]
     t = s.tests[0]
     p = t.found.prog
-    code = " ∥ ".join("; ".join(c) for c in P.render_code(p))
+    code = P.code_text(p)
     size = f"{size_words(len(p.threads), p.events)}: {t.line} — `{code}`"
     if r.what in CORPUS:
         ct, ce = corpus_size(CORPUS[r.what])
@@ -175,11 +194,12 @@ def cells(r: Row, jobs: int = 1, events: Optional[int] = None) -> list[str]:
 
 
 def corpus_size(rel: str) -> tuple[int, int]:
-    """(threads, instructions) of a corpus test."""
+    """(threads, instructions) of a corpus test (a call's `enter`, where a body's execution
+    begins, is no instruction: docs R-call-inline; the synthesized tests count no call)."""
     from ..frontend.litmus import parse_file
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     t = parse_file(os.path.join(root, rel))
-    return len(t.threads), sum(len(th.code) for th in t.threads)
+    return len(t.threads), sum(1 for th in t.threads for i in th.code if i.kind != "enter")
 
 
 HEADER = ["option / versions", "smallest distinguishing test", "searched", "bound, vocabulary"]
