@@ -66,6 +66,24 @@ ASYNC = _async_cases((None, "seed"))
 ASYNC_ALL = _async_cases(None)
 
 
+def _barrier_cases() -> list:
+    """Every corpus test with an execution barrier (docs §10, models/barrier.cat) that runs
+    under the seed model: litmus/barrier, and the barriers of spmd, async, cflow, mmra."""
+    out = []
+    for f in sorted(glob.glob(os.path.join(ROOT, "litmus", "**", "*.yaml"), recursive=True)):
+        t = parse_file(f)
+        if t.model not in (None, "seed"):
+            continue
+        if any(i.kind == "barrier" for th in t.threads for i in th.code) or any(
+                i.kind == "barrier" for fn in (getattr(t, "functions", None) or {}).values()
+                for i in getattr(fn, "code", ())):
+            out.append(os.path.relpath(f, os.path.join(ROOT, "litmus")))
+    return out
+
+
+BARRIER = _barrier_cases()
+
+
 def _same(a, b, f):
     assert a.states == b.states, f
     assert a.status == b.status, f
@@ -112,6 +130,66 @@ def test_async_under_the_upstream_file_equals_the_built_in_version(rel, version,
     run = run_test if engine == "smt" else run_reference
     path = os.path.join(ROOT, "models", VERSIONS[version])
     _same(run(t, get_model(version)), run(t, get_model(path)), rel)
+
+
+@pytest.mark.parametrize("engine", ["smt", "reference"])
+@pytest.mark.parametrize("rel", BARRIER)
+def test_barriers_under_the_seed_file_equal_the_hand_encoders(rel, engine):
+    """models/barrier.cat (included by seed.cat: bsw into hb, hbx) over the engines' own runs
+    gives the outcomes, statuses and verdicts (undefined behaviour included) of the hand-written
+    barrier memory model (encode/barrier.py, reference/barrier.py), in both engines."""
+    t = parse_file(os.path.join(ROOT, "litmus", rel))
+    run = run_test if engine == "smt" else run_reference
+    _same(run(t, get_model(None)), run(t, get_model(SEED)), rel)
+
+
+def _ub_key(r):
+    u = getattr(r, "ub", None) or {}
+    return (bool(u), u.get("all"), u.get("rule"), tuple(u.get("rules", ())))
+
+
+def barrier_generated(n: int, model_path: str = SEED, hand=None, offset: int = 0) -> int:
+    """Generated barrier tests (tests/gen.py barrier_test, barrier_choice_test, and the
+    control-flow barrier / async tests cflow_bar_async_test): the hand SMT encoder (`hand`: the
+    built-in model, by default the seed), the file's SMT encoding and the file's reference
+    engine give the same outcomes and the same undefined behaviour. Returns how many the
+    reference engine compared."""
+    import random
+    from .gen import barrier_choice_test, barrier_test, cflow_bar_async_test
+    from amdmm_smt.reference import ReferenceTooBig
+    gens = (barrier_test, barrier_choice_test, cflow_bar_async_test)
+    hand = hand or get_model(None)
+    cat = get_model(model_path)
+    compared = 0
+    for s in range(offset, offset + n):
+        gen = gens[s % len(gens)]
+        text = gen(random.Random(s), f"gen-catbar-{s}")
+        t = parse_text(text, "gen.yaml")
+        a = run_test(t, hand, timeout=120)
+        b = run_test(t, cat, timeout=120)
+        assert a.complete and b.complete and a.error is None and b.error is None, text
+        assert set(a.states) == set(b.states) and _ub_key(a) == _ub_key(b), \
+            f"{text}\nhand {a.states} {a.ub}\nfile {b.states} {b.ub}"
+        try:
+            c = run_reference(t, cat, limit=3_000)     # the file-driven reference engine
+            #                                         evaluates every candidate (§18 speed)
+        except ReferenceTooBig:
+            continue
+        if not c.complete:
+            continue
+        compared += 1
+        assert set(c.states) == set(a.states) and _ub_key(c) == _ub_key(a), \
+            f"{text}\nhand {a.states} {a.ub}\nfile reference {c.states} {c.ub}"
+    return compared
+
+
+def test_generated_barrier_tests_agree(tier):
+    n = 9 if tier == "fast" else 90
+    assert barrier_generated(n) >= n // 3
+
+
+def test_the_barrier_gate_covers_the_directory():
+    assert len(BARRIER) >= 60 and sum(r.startswith("barrier/") for r in BARRIER) >= 50
 
 
 def test_the_async_gate_covers_the_directory():
@@ -193,8 +271,14 @@ def test_generated_async_tests_agree_long():
 
 @pytest.mark.parametrize("rel", ["barrier/bar-MP-fences-wg.yaml",
                                  "async/async-pipeline-2waves-war-barrier.yaml"])
-def test_a_family_the_file_does_not_define_is_refused(rel):
-    r = CliRunner().invoke(main, ["verify", "--model", SEED,
+def test_a_family_the_file_does_not_define_is_refused(rel, tmp_path):
+    """A file that says nothing of what a barrier run gives memory (neither barSig nor
+    barExec: the seed without barrier.cat) refuses a test with barriers, never answers it."""
+    (tmp_path / "async.cat").write_text(open(os.path.join(ROOT, "models", "async.cat")).read())
+    (tmp_path / "barrier.cat").write_text("let bsw = id \\ id\nlet xb = id \\ id\n")
+    m = tmp_path / "nobarrier.cat"
+    m.write_text(open(SEED, encoding="utf-8").read())
+    r = CliRunner().invoke(main, ["verify", "--model", str(m),
                                   os.path.join(ROOT, "litmus", rel)])
     assert r.exit_code == 2
     assert "does not define the family 'barrier'" in r.output

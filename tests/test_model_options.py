@@ -18,7 +18,7 @@ from amdmm_smt.reference import run_reference
 from amdmm_smt.solve import run_test
 
 from .gen import litmus, render
-from .test_model_file import CORPUS, SLOW_REFERENCE, _same
+from .test_model_file import BARRIER, CORPUS, SLOW_REFERENCE, _same, barrier_generated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPTS = os.path.join(ROOT, "models", "options")
@@ -35,7 +35,12 @@ OPTION_FILES = [
     ("coherence", "langref", "coherence-langref.cat"),
     ("final_co", "hb", "final_co-hb.cat"),
     ("no_thin_air", True, "no_thin_air-true.cat"),
+    ("barrier_scopes", "inclusive", "barrier_scopes-inclusive.cat"),
+    ("barrier_hb", "none", "barrier_hb-none.cat"),
 ]
+# the options of the barrier memory model (models/barrier.cat) are gated on the tests with
+# barriers; the others change nothing there that the core corpus does not show
+BARRIER_OPTIONS = {"barrier_scopes", "barrier_hb"}
 
 
 def _hand(option, value):
@@ -48,7 +53,8 @@ def test_every_option_file_is_listed_and_exists():
     assert listed == {f for f in os.listdir(OPTS) if f.endswith(".cat")}
 
 
-CASES = [(f, rel) for _, _, f in OPTION_FILES for rel in CORPUS]
+CASES = [(f, rel) for o, _, f in OPTION_FILES
+         for rel in (BARRIER if o in BARRIER_OPTIONS else CORPUS)]
 
 
 @pytest.mark.parametrize("fname,rel", CASES)
@@ -236,6 +242,56 @@ def test_models_lists_the_option_files_and_marks_the_option_table():
     assert "cas_undef: either | fail\n    no_thin_air" in r.output   # no file: machinery
 
 
+def test_barrier_scopes_inclusive_drops_the_wavefront_release_pair():
+    """Two waves of one workgroup. T0: a workgroup-scope monotonic store of 1 to x, a
+    wavefront-scope release fence, the barrier; T1: the barrier, a workgroup-scope acquire
+    fence, a workgroup-scope monotonic load of x. A0 barrier-executes-before W1 (one phase).
+    Seed (R-bar-overlap): T1's workgroup instance contains T0's fence, the scopes overlap, so
+    BR synchronizes-with BA and the store happens-before the load. The store is
+    store-available at workgroup scope (S000: an atomic operation that results in a store), the
+    load load-visible at workgroup scope, inclusive (one workgroup): by visibility clause (1)
+    with X = W itself the load makes the store visible, so it is location-ordered before the
+    load; the initial write is location-ordered before the store, so the load may not see it:
+    r = 1 only. With barrier_scopes-inclusive.cat the fences are not inclusive (T0's wavefront
+    instance does not contain T1's fence, S000 "Inclusive Scopes"): no synchronizes-with,
+    nothing else orders the two (barrier execution order only keeps a read from seeing a
+    later write), the store is not visible to the load, which may see both writes; both
+    are atomic with inclusive scopes (the atomic case of the value rule): 0 or 1."""
+    text = """
+    name: bar-MP-wave-rel-wg-acq-atomic
+    target: gfx1250
+    memory: {x: {space: global, init: 0}}
+    threads:
+      T0:
+        wavefront: 0
+        code: |
+          store atomic i32 1, ptr addrspace(1) @x syncscope("workgroup") monotonic, align 4
+          fence syncscope("wavefront") release
+          call void @llvm.amdgcn.s.barrier()
+      T1:
+        wavefront: 1
+        code: |
+          call void @llvm.amdgcn.s.barrier()
+          fence syncscope("workgroup") acquire
+          %r = load atomic i32, ptr addrspace(1) @x syncscope("workgroup") monotonic, align 4
+    """
+    assert _both(SEED, text) == {(("T1:%r", 1),)}
+    assert _both(os.path.join(OPTS, "barrier_scopes-inclusive.cat"), text) == {
+        (("T1:%r", 0),), (("T1:%r", 1),)}
+
+
+def test_barrier_hb_none_lets_the_read_see_the_write_after_the_barrier():
+    """litmus/barrier/bar-LB-no-fences: T0 reads x then arrives and waits, T1 waits then
+    stores 1 to x, no fences. Seed: A0 barrier-executes-before W1, so the read executes before
+    the store (R-bar-hb-exec: hbx), the read may not see it; it sees only the initial write,
+    which is location-ordered before it: r = 0. Without execution order (barrier_hb-none.cat)
+    the read may see both the initial write and the store, which is not location-ordered
+    before it: undef (S000 value rule)."""
+    t = _file("barrier/bar-LB-no-fences.yaml")
+    assert _both(SEED, t) == {(("T0:%r", 0),)}
+    assert _both(os.path.join(OPTS, "barrier_hb-none.cat"), t) == {(("T0:%r", None),)}
+
+
 # ---- generated tests under each option file ------------------------------------------------------
 
 @pytest.mark.parametrize("fname", [f for _, _, f in OPTION_FILES])
@@ -244,6 +300,10 @@ def test_generated_tests_agree_under_each_option_file(fname):
     the option file's SMT encoding and the option file's reference engine give one answer."""
     option, value = next((o, v) for o, v, f in OPTION_FILES if f == fname)
     path = os.path.join(OPTS, fname)
+    if option in BARRIER_OPTIONS:        # generated barrier tests (test_model_file.py)
+        n = int(os.environ.get("AMDMM_OPTION_EXAMPLES", "9"))
+        barrier_generated(n, path, hand=_hand(option, value), offset=500)
+        return
 
     @settings(max_examples=int(os.environ.get("AMDMM_OPTION_EXAMPLES", "15")), deadline=None,
               derandomize=True,

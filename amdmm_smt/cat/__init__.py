@@ -49,14 +49,16 @@ def load_cached(path: str) -> CatModel:
 
 def refuse_unsupported(elab, model_file: str) -> None:
     """A test that uses a family of rules the model file does not define is refused, never
-    answered by hand-written code (docs/semantics.md §18): execution barriers, asynchronous
+    answered by hand-written code (docs/semantics.md §18): execution barriers when the file
+    says nothing of what a run gives memory (models/barrier.cat does), asynchronous
     operations when the file says nothing of their completion (models/async.cat does), and
     async completion the documents leave unspecified across function bodies."""
     from ..errors import LitmusError as E
-    from .base import ASYNC_COMPLETION
+    from .base import ASYNC_COMPLETION, BARRIER_RUN
     t = elab.test
     name = os.path.basename(model_file)
-    if getattr(elab, "barrier", None) is not None:
+    if getattr(elab, "barrier", None) is not None and not any(
+            b in load_cached(model_file).bases for b in BARRIER_RUN):
         line = next((i.line for th in t.threads for i in th.code if i.kind == "barrier"),
                     None)
         raise E(f"the model file {name} does not define the family 'barrier' (execution "

@@ -40,11 +40,18 @@ BASE: dict[str, tuple[str, bool, bool]] = {
     "Async": ("set", False, False), "initiates": ("rel", False, False),
     "DmaSync": ("set", False, False),
     "completedAt": ("rel", False, False), "completedAtStage": ("rel", False, False),
+    # execution barriers (S002, S003, UP 2.3; docs/semantics.md §10, models/barrier.cat): the
+    # runs are the engine's (10.4), these are what a chosen run gives the memory model (10.5)
+    "OneAs": ("set", False, False),
+    "barSig": ("rel", False, False), "barExec": ("rel", False, False),
 }
 # the base names that say when an asynchronous operation completes: a model that uses neither
 # does not define the family 'async' (its tests are refused, docs/semantics.md §18)
 ASYNC_COMPLETION = ("completedAt", "completedAtStage")
-DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co"}
+# the base names that say what a barrier run gives the memory model: a model that uses
+# neither does not define the family 'barrier' (its tests are refused, docs/semantics.md §18)
+BARRIER_RUN = ("barSig", "barExec")
+DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co", "barSig", "barExec"}
 
 # The sentence each base name rests on: docs/model-language.md "Base names".
 
@@ -61,6 +68,12 @@ class Dynamic:
     def hap(self, e): raise NotImplementedError            # e writes in this execution
     def rf(self, w, r): raise NotImplementedError
     def co(self, a, b): raise NotImplementedError           # both happen, a first
+
+    def bar_sig(self) -> dict:      # (X, Y) -> term: barSig of the chosen barrier run
+        return {}
+
+    def bar_exec(self) -> dict:     # (X, Y) -> term: barExec of the chosen barrier run
+        return {}
 
 
 def _atomic(e) -> bool:
@@ -203,6 +216,8 @@ class Base:
         if name == "samescope":
             return R(lambda a, b: a.id != b.id and (a.is_init or b.is_init or
                                                      el.scope_in(a, sp) == el.scope_in(b, sp)))
+        if name == "OneAs":
+            return S(lambda e: not e.is_init and bool(e.one_as))
         if name == "Async":
             return S(lambda e: _async_op(el, e))
         if name == "DmaSync":          # docs 16.1: the two events (.r, .w) of one line
@@ -259,6 +274,10 @@ class Base:
                         if t is not False:
                             out[(w.id, r.id)] = t
             return out
+        if name == "barSig":
+            return {k: t for k, t in d.bar_sig().items() if t is not False}
+        if name == "barExec":
+            return {k: t for k, t in d.bar_exec().items() if t is not False}
         if name == "co":
             out = {}
             for loc in self.el.locs:

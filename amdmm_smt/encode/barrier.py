@@ -682,11 +682,19 @@ def _uniform_phases(r: _Runs) -> Optional[dict]:
     return pw
 
 
-def analyse(elab: Elab, enumerate_only: bool = False, reduce: bool = True) -> Analysis:
+def analyse(elab: Elab, enumerate_only: bool = False, reduce: bool = True,
+            all_pairs: bool = False) -> Analysis:
     """`enumerate_only`: no static fast path; `reduce`: partial-order reduction (both only
-    for tests/test_barrier.py, which checks that they change nothing)."""
+    for tests/test_barrier.py, which checks that they change nothing). `all_pairs`: the
+    outcomes' (arrive, wait) pairs over every arrive and wait a thread performs, not only the
+    fenced ones (a model file decides which events pair: models/barrier.cat, `barSig`)."""
     r = _Runs(elab)
     r.reduce = reduce
+    if all_pairs:
+        r.relevant_arrives = {o.id for o in r.ops if o.kind == "arrive" and o.tpos
+                              and o.obj is not None}
+        r.relevant_waits = {o.id for o in r.ops if o.kind == "wait" and o.tpos
+                            and o.obj is not None}
     pw = None if enumerate_only else _uniform_phases(r)
     if pw is not None:
         reach = r._bexec(pw)

@@ -62,6 +62,34 @@ class _Dyn(Dynamic):
         x = self.x
         return AND(x.writes(a), x.writes(b), x.co(a, b))
 
+    def bar_sig(self) -> dict:
+        """barSig (docs/model-language.md): (X, Y) when X is program-ordered before an arrive
+        A (in a thread of A's wave), Y after a wait W (in a thread of W's wave), and the
+        chosen run has A barrier-executes-before W (x.bar_pair, encode/barrier.py)."""
+        x = self.x
+        if getattr(x, "_bar_sig", None) is None:
+            info = x.elab.barrier
+            by_thread: dict = {}
+            for e in x.ev:
+                if not e.is_init:
+                    by_thread.setdefault(e.thread, []).append(e)
+            acc: dict = {}
+            for (a, w), on in x.bar_pair.items():
+                A, W_ = info.ops[a], info.ops[w]
+                before = [e for t, p in A.tpos.items() for e in by_thread.get(t, ()) if e.pos < p]
+                after = [e for t, p in W_.tpos.items() for e in by_thread.get(t, ()) if e.pos > p]
+                for e in before:
+                    for f in after:
+                        if e.id != f.id:
+                            acc.setdefault((e.id, f.id), []).append(on)
+            x._bar_sig = {k: OR(v) for k, v in acc.items()}
+        return x._bar_sig
+
+    def bar_exec(self) -> dict:
+        """barExec: (X, Y) of two threads, X before a barrier operation A of its wave, B
+        before Y, A barrier-executes-before B in the chosen run (R-bar-hb-exec, x.bar_xb)."""
+        return self.x.bar_xb
+
 
 def _z(t) -> z3.BoolRef:
     return z3.BoolVal(t) if isinstance(t, bool) else t
@@ -470,6 +498,10 @@ def encode_model_file(elab, explaining: bool = False) -> Execution:
     final values, control flow) around the file's rules."""
     x = Execution(elab, explaining, all_rf=True)
     refuse_unsupported(elab, elab.model.cat)
+    if elab.barrier is not None:   # docs 10.4: the run chosen among the defined ones (machinery)
+        from . import barrier
+        with x.ctx.family(F.BARRIER):
+            barrier.encode_choice(x, barrier.analyse(elab, all_pairs=True))
     with x.ctx.family(F.WRITE_VALUES):
         values.write_values(x)
     with x.ctx.family(F.ASYNC):    # S004: an async copy writes what its read returned

@@ -84,6 +84,11 @@ def reference_analysis_ub(elab, limit: int = 2_000_000):
     undef or None): engine.reference_analysis_ub, or the model file's engine."""
     cat = _cat_engine(elab)
     if cat is not None:
+        if getattr(elab, "barrier", None) is not None:     # models/barrier.cat (§18)
+            from .cat_engine import run_barrier
+            out, an = run_barrier(cat, limit)
+            # the runs' undefined behaviour first (10.6), else a flag's
+            return out, (an if an.ub else cat.flag_analysis() or an), cat.ub
         out = cat.run(limit)
         return out, cat.flag_analysis(), cat.ub     # the flags' undefined behaviour (§18)
     return _hand_analysis_ub(elab, limit)
@@ -93,6 +98,9 @@ def reference_outcomes_ub(elab, limit: int = 2_000_000):
     """(final states, first branch on undef found or None) — section 15."""
     cat = _cat_engine(elab)
     if cat is not None:
+        if getattr(elab, "barrier", None) is not None:     # models/barrier.cat (§18)
+            from .cat_engine import run_barrier
+            return run_barrier(cat, limit)[0], cat.ub
         return cat.run(limit), cat.ub
     return _hand_outcomes_ub(elab, limit)
 

@@ -847,7 +847,32 @@ class BarrierAnalysis:
         return None
 
 
-def analyse(elab, spaces, limit: int) -> BarrierAnalysis:
+def bar_sig(prog: BarrierProgram, run) -> frozenset:
+    """The base relation barSig of a model file (docs/model-language.md): memory events (X, Y)
+    with X program-ordered before an arrive A in a thread of A's wave, Y after a wait W in a
+    thread of W's wave, and bexec(A, W) in the run (S002 "A barrier-executes-before W")."""
+    bexec, ev = run["bexec"], prog.elab.events
+    by_thread: dict = {}
+    for e in ev:
+        if not e.is_init:
+            by_thread.setdefault(e.thread, []).append(e)
+    out = set()
+    for a in prog.ops:
+        if a.kind != "arrive" or a.implicit or a.inst is None:
+            continue
+        xs = [e.id for t, p in a.pos.items() for e in by_thread.get(t, ()) if e.pos < p]
+        for w in _bits(bexec[a.id]):
+            W = prog.ops[w]
+            if W.kind != "wait" or W.inst is None:
+                continue
+            ys = [e.id for t, p in W.pos.items() for e in by_thread.get(t, ()) if e.pos > p]
+            out.update((x, y) for x in xs for y in ys if x != y)
+    return frozenset(out)
+
+
+def analyse(elab, spaces, limit: int, sig=None) -> BarrierAnalysis:
+    """`sig`: under a model file, the memory part of a run's group key is the run's barSig
+    (bar_sig), which the file turns into synchronizes-with, instead of the hand-written bsw."""
     prog = BarrierProgram(elab)
     # the runs are explored state by state; a test with more barrier states than this is
     # refused (ReferenceTooBig: 12 waves of one phase already need about 10^6)
@@ -883,7 +908,8 @@ def analyse(elab, spaces, limit: int) -> BarrierAnalysis:
         for o, v in r["firsts"].items():
             for key in prog.ops[o].regs:
                 regs[key] = v
-        key = (mem.bsw(r), tuple(sorted(regs.items())), mem.xb(r))
+        key = (mem.bsw(r) if sig is None else bar_sig(prog, r), tuple(sorted(regs.items())),
+               mem.xb(r))
         hbf = mem.hb_forbidden(r) if prog.v003 else frozenset()
         groups.setdefault(key, set()).add(hbf)
     return BarrierAnalysis(ub, defined == 0, groups)

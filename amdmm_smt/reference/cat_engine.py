@@ -44,7 +44,17 @@ class _TriTerms(Terms):
 
 class _Unknown(Dynamic):
     """Any execution: a cmpxchg may or may not write, any write may be read, any two writes
-    that happen are in either order but the initial write first."""
+    that happen are in either order but the initial write first; the barrier relations are
+    those of the group at hand (run_barrier enumerates each group with its own)."""
+    def __init__(self, bar=(frozenset(), frozenset())):
+        self.bar = bar          # the barrier group being enumerated: its relations are known
+
+    def bar_sig(self):
+        return dict.fromkeys(self.bar[0], True)
+
+    def bar_exec(self):
+        return dict.fromkeys(self.bar[1], True)
+
     def hap(self, e):
         return None if e.kind == "cmpxchg" else True
 
@@ -60,8 +70,15 @@ class _Unknown(Dynamic):
 
 
 class _Dyn(Dynamic):
-    def __init__(self, hap, rf, pos):
+    def __init__(self, hap, rf, pos, bar=(frozenset(), frozenset())):
         self._hap, self._rf, self._pos = hap, rf, pos
+        self.bar = bar
+
+    def bar_sig(self):
+        return dict.fromkeys(self.bar[0], True)
+
+    def bar_exec(self):
+        return dict.fromkeys(self.bar[1], True)
 
     def hap(self, e):
         return self._hap[e.id]
@@ -94,6 +111,9 @@ class CatEngine(_Engine):
         sp_of = {loc: elab.space_of(loc) for loc in elab.locs}
         self.reads_in = {sp: [r for r in self.reads if sp_of[self.ev[r].loc] == sp]
                          for sp in self.spaces}
+        # execution barriers (models/barrier.cat): the (barSig, barExec) of the group of runs
+        # being enumerated; set by run_barrier
+        self.bar = (frozenset(), frozenset())
 
     def choices(self):
         if self.analyse:      # every choice: a rule the file drops may be what excluded it
@@ -107,7 +127,8 @@ class CatEngine(_Engine):
         every choice unknown (cat/eval.py TriAlgebra) gives the writes a read may see in
         some execution, and the reads that are definite in every one (never undef)."""
         tri = TriAlgebra(self.n)
-        ev = Evaluator(self.cat, tri, Base(self.elab, _TriTerms(), _Unknown()), self.spaces)
+        ev = Evaluator(self.cat, tri, Base(self.elab, _TriTerms(), _Unknown(self.bar)),
+                       self.spaces)
         v = self.cat.value
         may: dict = {}
         sure: set = set()
@@ -164,7 +185,7 @@ class CatEngine(_Engine):
                                          for loc, order in zip(locs, cos)})
 
     def consistent(self, hap, rf, pos) -> bool:
-        base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos))
+        base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos, self.bar))
         base._static = self.static          # the static base names once per test
         ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared)
         if self.analyse:
@@ -229,6 +250,24 @@ class CatEngine(_Engine):
         if ax is None:
             return None
         return FlagUB(ax.name, ax.file, ax.line, not self.any_defined)
+
+
+def run_barrier(eng: CatEngine, limit: int):
+    """A test with execution barriers under a model file (models/barrier.cat): the runs are
+    the reference engine's own (reference/barrier.py, docs 10.4), grouped by what they give
+    the file (barSig, the isfirst registers, barExec); the memory executions of every group
+    are enumerated with that group's relations. Returns (final states, the barrier analysis
+    that judges undefined behaviour as 10.6 does)."""
+    from .barrier import analyse
+    an = analyse(eng.elab, eng.spaces, limit, sig=True)
+    groups = sorted(an.groups, key=repr)
+    out: set = set()
+    for sig, regs, xb in groups:
+        eng.bar = (sig, xb)
+        eng.bar_regs = {k: (v if v is None else v & 0xFFFFFFFF) for k, v in regs}
+        eng.shared.clear()        # shared values are per group: they may use barSig
+        out |= eng.run(limit)
+    return out, an
 
 
 def conflict(cat, fail_sets):
