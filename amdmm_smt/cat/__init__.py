@@ -51,8 +51,7 @@ def refuse_unsupported(elab, model_file: str) -> None:
     """A test that uses a family of rules the model file does not define is refused, never
     answered by hand-written code (docs/semantics.md §18): execution barriers when the file
     says nothing of what a run gives memory (models/barrier.cat does), asynchronous
-    operations when the file says nothing of their completion (models/async.cat does), and
-    async completion the documents leave unspecified across function bodies."""
+    operations when the file says nothing of their completion (models/async.cat does)."""
     from ..errors import LitmusError as E
     from .base import ASYNC_COMPLETION, BARRIER_RUN
     t = elab.test
@@ -71,12 +70,6 @@ def refuse_unsupported(elab, model_file: str) -> None:
     if not any(b in load_cached(model_file).bases for b in ASYNC_COMPLETION):
         raise E(f"the model file {name} does not define the family 'async' (asynchronous "
                 "operations); run this test with a built-in model", t.file, line)
-    if elab.async_hb_cond:
-        line = next((i.line for th in t.threads for i in th.code
-                     if i.kind in ("asyncmark", "wait_asyncmark")), line)
-        raise E(f"the model file {name} runs asynchronous operations, but not a completion "
-                "the documents leave unspecified across function bodies (docs R-call-async-seq);"
-                " run this test with a built-in model", t.file, line)
 
 
 def rules(m: CatModel) -> list:

@@ -51,7 +51,10 @@ ASYNC_COMPLETION = ("completedAt", "completedAtStage")
 # the base names that say what a barrier run gives the memory model: a model that uses
 # neither does not define the family 'barrier' (its tests are refused, docs/semantics.md §18)
 BARRIER_RUN = ("barSig", "barExec")
-DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co", "barSig", "barExec"}
+# completedAt / completedAtStage are static but where the documents leave completion
+# unspecified across function bodies (R-call-async-seq): there the execution chooses
+DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co", "barSig", "barExec", "completedAt",
+           "completedAtStage"}
 
 # The sentence each base name rests on: docs/model-language.md "Base names".
 
@@ -68,6 +71,10 @@ class Dynamic:
     def hap(self, e): raise NotImplementedError            # e writes in this execution
     def rf(self, w, r): raise NotImplementedError
     def co(self, a, b): raise NotImplementedError           # both happen, a first
+
+    def async_choice(self, keys: list):
+        """R-call-async-seq: the term "one of these unspecified completions is chosen"."""
+        raise NotImplementedError
 
     def bar_sig(self) -> dict:      # (X, Y) -> term: barSig of the chosen barrier run
         return {}
@@ -90,8 +97,33 @@ def completed_at(el: Elab, staged: bool) -> dict:
     static completion of `elaborate/async_ops.py`, R-async-done-every: the first such wait and
     every later one that does not ignore A's stage). staged: UP 2.4, one sequence per stage;
     else S004, one sequence, masks ignored (R-async-seed-mask). Completion left unspecified
-    across function bodies (R-call-async-seq) is refused before (cat.refuse_unsupported)."""
+    across function bodies (R-call-async-seq) is in `completion_unspecified`."""
+    return completion_facts(el, staged)[0]
+
+
+def completion_unspecified(el: Elab, staged: bool):
+    """docs R-call-async-seq (UP 2.4: "it is unspecified whether B and C in bar() are
+    completed-at Y, because they are not included in the sequence that can be examined at
+    Y"): ({(A.r | A.w, Y): [choice keys]}, chains). A is completed-at Y iff one of its keys is
+    chosen; a key is (staged, thread, mark, stage, wait), one per mark and wait of another
+    body execution; each chain lists one mark's keys in program order of the waits, and a
+    mark chosen completed at a wait is completed at every later wait of its chain (S004: a
+    completed mark stays so)."""
+    f = completion_facts(el, staged)
+    return f[1], f[2]
+
+
+def completion_facts(el: Elab, staged: bool):
+    cache = el.__dict__.setdefault("_cat_completion", {})
+    if staged not in cache:
+        cache[staged] = _completion_facts(el, staged)
+    return cache[staged]
+
+
+def _completion_facts(el: Elab, staged: bool):
     out: dict = {}
+    maybe: dict = {}
+    chains: list = []
     for ti, t in enumerate(el.test.threads):
         ev = {e.pos: e for e in el.events if e.thread == ti and e.async_of is None}
         stage_of, masks = {}, {}
@@ -107,9 +139,16 @@ def completed_at(el: Elab, staged: bool) -> dict:
         for e in el.events:
             if e.thread == ti and _async_op(el, e):
                 for q in waits:
-                    if q > e.pos and comp.definite(e.pos, q):
+                    if q <= e.pos:
+                        continue
+                    if comp.definite(e.pos, q):
                         out[(e.id, ev[q].id)] = True
-    return out
+                    else:
+                        ks = [(staged, ti) + k for k in comp.unspecified(e.pos, q)]
+                        if ks:
+                            maybe[(e.id, ev[q].id)] = ks
+        chains += [[(staged, ti) + k for k in ch] for ch in comp.chains()]
+    return out, maybe, chains
 
 
 class Base:
@@ -225,8 +264,6 @@ class Base:
                      and bool(e.instr.intrinsic) and e.kind in ("load", "store"))
         if name == "initiates":
             return {(e.async_of, e.id): True for e in self.ev if _async_op(el, e)}
-        if name in ("completedAt", "completedAtStage"):
-            return completed_at(el, staged=name == "completedAtStage")
         raise KeyError(name)
 
     # ---- dynamic ----
@@ -273,6 +310,17 @@ class Base:
                         t = d.rf(w, r)
                         if t is not False:
                             out[(w.id, r.id)] = t
+            return out
+        if name in ("completedAt", "completedAtStage"):
+            staged = name == "completedAtStage"
+            key = ("static", name)
+            if key not in self._static:
+                self._static[key] = completed_at(self.el, staged)
+            out = dict(self._static[key])
+            for pair, ks in completion_unspecified(self.el, staged)[0].items():
+                t = d.async_choice(ks)
+                if t is not False:
+                    out[pair] = t
             return out
         if name == "barSig":
             return {k: t for k, t in d.bar_sig().items() if t is not False}

@@ -85,6 +85,29 @@ class _Dyn(Dynamic):
             x._bar_sig = {k: OR(v) for k, v in acc.items()}
         return x._bar_sig
 
+    def async_choice(self, keys):
+        """R-call-async-seq: one Boolean per mark and wait where the documents leave the
+        mark's completion unspecified, monotone along the mark's later waits (a completed
+        mark stays completed), as encode/async_ops.choices does for the hand encoders."""
+        x = self.x
+        ch = getattr(x, "_cat_async_choice", None)
+        if ch is None:
+            from ..cat.base import completion_unspecified
+            ch = x._cat_async_choice = {}
+            for staged in (False, True):
+                for chain in completion_unspecified(x.elab, staged)[1]:
+                    vs = []
+                    for k in chain:
+                        v = ch.get(k)
+                        if v is None:
+                            v = ch[k] = x.ctx.fresh_bool(
+                                "cat_async_unspecified_" + "_".join(map(str, k)))
+                        vs.append(v)
+                    with x.ctx.family(F.STRUCTURE):      # the machinery's, every reading
+                        for v, w in zip(vs, vs[1:]):
+                            x.ctx.add(IMPLIES(v, w))
+        return OR(*[ch[k] for k in keys if k in ch])
+
     def bar_exec(self) -> dict:
         """barExec: (X, Y) of two threads, X before a barrier operation A of its wave, B
         before Y, A barrier-executes-before B in the chosen run (R-bar-hb-exec, x.bar_xb)."""

@@ -55,6 +55,9 @@ class _Unknown(Dynamic):
     def bar_exec(self):
         return dict.fromkeys(self.bar[1], True)
 
+    def async_choice(self, keys):
+        return None             # perhaps: every alternative of unspecified completion
+
     def hap(self, e):
         return None if e.kind == "cmpxchg" else True
 
@@ -70,9 +73,13 @@ class _Unknown(Dynamic):
 
 
 class _Dyn(Dynamic):
-    def __init__(self, hap, rf, pos, bar=(frozenset(), frozenset())):
+    def __init__(self, hap, rf, pos, bar=(frozenset(), frozenset()), chosen=frozenset()):
         self._hap, self._rf, self._pos = hap, rf, pos
         self.bar = bar
+        self.chosen = chosen    # R-call-async-seq: the unspecified completions chosen
+
+    def async_choice(self, keys):
+        return any(k in self.chosen for k in keys)
 
     def bar_sig(self):
         return dict.fromkeys(self.bar[0], True)
@@ -114,6 +121,30 @@ class CatEngine(_Engine):
         # execution barriers (models/barrier.cat): the (barSig, barExec) of the group of runs
         # being enumerated; set by run_barrier
         self.bar = (frozenset(), frozenset())
+        self.chosen = frozenset()
+
+    def run(self, limit: int) -> set:
+        """The final states over every alternative of the completions the documents leave
+        unspecified across function bodies (docs R-call-async-seq: per mark, the first of its
+        later waits of other body executions at which it is completed, or none; completed
+        stays completed), the model's base names `completedAt` / `completedAtStage` taking
+        them (cat/base.py completion_unspecified)."""
+        from ..cat.base import completion_unspecified
+        chains = [c for staged in (False, True) for c in
+                  completion_unspecified(self.elab, staged)[1]]
+        n = 1
+        for c in chains:
+            n *= len(c) + 1
+        if n > 4096:
+            from .common import ReferenceUnsupported
+            raise ReferenceUnsupported(f"{n} alternatives of unspecified completion")
+        self.limit = limit
+        self.count = 0
+        self.out = set()
+        for pick in itertools.product(*[range(len(c) + 1) for c in chains]):
+            self.chosen = frozenset(k for c, t in zip(chains, pick) for k in c[t:])
+            self._run_one(limit)
+        return self.out
 
     def choices(self):
         if self.analyse:      # every choice: a rule the file drops may be what excluded it
@@ -185,7 +216,7 @@ class CatEngine(_Engine):
                                          for loc, order in zip(locs, cos)})
 
     def consistent(self, hap, rf, pos) -> bool:
-        base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos, self.bar))
+        base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos, self.bar, self.chosen))
         base._static = self.static          # the static base names once per test
         ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared)
         if self.analyse:
