@@ -326,8 +326,12 @@ def get_model(name_or_file: Optional[str]) -> Model:
         if not os.path.isfile(name):
             raise LitmusError(f"model file '{show(name)}' does not exist", name)
         base = os.path.splitext(os.path.basename(name))[0]
-        return Model(base + ".cat", f"the model file {name}", (), Options(), os.path.abspath(name),
-                     os.path.abspath(name))
+        # the engine options the file sets (`option NAME = VALUE`, docs/model-language.md);
+        # the file is parsed and checked here (a bad one: FILE:LINE, exit 2, before any test)
+        from .cat import load_cached
+        opts = {k: v for k, (v, _, _) in load_cached(name).options.items()}
+        return Model(base + ".cat", f"the model file {name}", (), Options(**opts),
+                     os.path.abspath(name), os.path.abspath(name))
     if os.path.sep in name or name.lower().endswith((".yaml", ".yml")):   # any case
         if not os.path.exists(name):
             raise LitmusError(f"model file '{show(name)}' does not exist", name)

@@ -18,7 +18,8 @@ from amdmm_smt.reference import run_reference
 from amdmm_smt.solve import run_test
 
 from .gen import litmus, render
-from .test_model_file import BARRIER, CORPUS, SLOW_REFERENCE, _same, barrier_generated
+from .test_model_file import (ASYNC, BARRIER, CORPUS, PR170447, SLOW_REFERENCE, _same,
+                              barrier_generated)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPTS = os.path.join(ROOT, "models", "options")
@@ -37,10 +38,35 @@ OPTION_FILES = [
     ("no_thin_air", True, "no_thin_air-true.cat"),
     ("barrier_scopes", "inclusive", "barrier_scopes-inclusive.cat"),
     ("barrier_hb", "none", "barrier_hb-none.cat"),
+    ("async_done_edges", "first", "async_done_edges-first.cat"),
 ]
-# the options of the barrier memory model (models/barrier.cat) are gated on the tests with
-# barriers; the others change nothing there that the core corpus does not show
-BARRIER_OPTIONS = {"barrier_scopes", "barrier_hb"}
+# engine options (`option NAME = VALUE`, docs/model-language.md "Engine options"): the
+# machinery of the runs, sequences, scope instances and values, set by name in a file
+ENGINE_OPTION_FILES = [
+    ("init_in_every_scope", False, "init_in_every_scope-false.cat"),
+    ("lds_scope", "data", "lds_scope-data.cat"),
+    ("lds_scope", "avvis", "lds_scope-avvis.cat"),
+    ("cas_undef", "fail", "cas_undef-fail.cat"),
+    ("barrier_participation", "run", "barrier_participation-run.cat"),
+    ("drop_race", "completion", "drop_race-completion.cat"),
+    ("named_init", "signal-var", "named_init-signal-var.cat"),
+    ("null_wait", "noop", "null_wait-noop.cat"),
+    ("cluster_drop", "wave", "cluster_drop-wave.cat"),
+    ("leave_unjoined", "noop", "leave_unjoined-noop.cat"),
+    ("signal_var_count", "table", "signal_var_count-table.cat"),
+    ("async_scope", "workgroup", "async_scope-workgroup.cat"),
+    ("async_calls", "inlined", "async_calls-inlined.cat"),
+    ("barrier_model", "pr170447", "barrier_model-pr170447.cat"),
+]
+OPTION_FILES += ENGINE_OPTION_FILES
+# the options of the barrier memory model (models/barrier.cat) and of the barrier runs are
+# gated on the tests with barriers, the async ones on the async tests; the others change
+# nothing there that the core corpus does not show
+BARRIER_OPTIONS = {"barrier_scopes", "barrier_hb", "barrier_participation", "drop_race",
+                   "named_init", "null_wait", "cluster_drop", "leave_unjoined",
+                   "signal_var_count", "barrier_model"}
+ASYNC_OPTIONS = {"async_scope", "async_calls", "async_done_edges"}
+ENGINE = {o for o, _, _ in ENGINE_OPTION_FILES}
 
 
 def _hand(option, value):
@@ -53,8 +79,24 @@ def test_every_option_file_is_listed_and_exists():
     assert listed == {f for f in os.listdir(OPTS) if f.endswith(".cat")}
 
 
-CASES = [(f, rel) for o, _, f in OPTION_FILES
-         for rel in (BARRIER if o in BARRIER_OPTIONS else CORPUS)]
+def _cases() -> list:
+    """(file, test) pairs; an engine option file's gate runs every fourth test in the fast
+    tier and the rest in the long tier (the option's own hand-derived tests pin what it
+    means: tests/test_barrier.py, test_async.py, test_calls.py, the corpus)."""
+    out = []
+    for o, _, f in OPTION_FILES:
+        rels = (PR170447 if o == "barrier_model" else BARRIER if o in BARRIER_OPTIONS else
+                [r for r in ASYNC if not r.startswith("forms/")] if o in ASYNC_OPTIONS
+                else CORPUS)
+        for k, rel in enumerate(rels):
+            if o in ENGINE and k % 4:
+                out.append(pytest.param(f, rel, marks=pytest.mark.long, id=f"{f}-{rel}"))
+            else:
+                out.append(pytest.param(f, rel, id=f"{f}-{rel}"))
+    return out
+
+
+CASES = _cases()
 
 
 @pytest.mark.parametrize("fname,rel", CASES)
@@ -65,7 +107,7 @@ def test_option_file_equals_the_hand_encoder_with_the_option_smt(fname, rel):
           rel)
 
 
-@pytest.mark.parametrize("fname,rel", [c for c in CASES if c[1] not in SLOW_REFERENCE])
+@pytest.mark.parametrize("fname,rel", [c for c in CASES if c.values[1] not in SLOW_REFERENCE])
 def test_option_file_equals_the_hand_engine_with_the_option_reference(fname, rel):
     """The file-driven reference engine against the hand reference engine with the option;
     the hand reference engine does not implement no_thin_air (reference/engine.py), so that
@@ -239,7 +281,9 @@ def test_models_lists_the_option_files_and_marks_the_option_table():
         assert f"\noptions/{f}: the seed" in r.output, f
         v = str(value).lower() if isinstance(value, bool) else value
         assert f"\n        {v} as a model file: options/{f}\n" in r.output, f
-    assert "cas_undef: either | fail\n    no_thin_air" in r.output   # no file: machinery
+    # an option no file expresses is listed without a file (async_model: upstream-2026.cat's
+    # async definitions; default_target: any target name)
+    assert "async_model: seed-004 | upstream-stages\n    async_done_edges" in r.output
 
 
 def test_barrier_scopes_inclusive_drops_the_wavefront_release_pair():
@@ -303,6 +347,19 @@ def test_generated_tests_agree_under_each_option_file(fname):
     if option in BARRIER_OPTIONS:        # generated barrier tests (test_model_file.py)
         n = int(os.environ.get("AMDMM_OPTION_EXAMPLES", "9"))
         barrier_generated(n, path, hand=_hand(option, value), offset=500)
+        return
+    if option in ASYNC_OPTIONS:          # generated async tests (tests/gen.py async_examples)
+        from .gen import async_examples
+        n = int(os.environ.get("AMDMM_OPTION_EXAMPLES", "9"))
+        for i, g in enumerate(async_examples(n, seed=7)):
+            text = render(g, f"gen-async-opt-{i}")
+            t = parse_text(text, "gen.yaml")
+            hand = run_test(t, _hand(option, value), timeout=120)
+            cat = run_test(t, get_model(path), timeout=120)
+            assert hand.complete and cat.complete and set(hand.states) == set(cat.states), text
+            ref = run_reference(t, get_model(path), limit=3_000)
+            if ref.complete:
+                assert set(ref.states) == set(hand.states), text
         return
 
     @settings(max_examples=int(os.environ.get("AMDMM_OPTION_EXAMPLES", "15")), deadline=None,

@@ -44,6 +44,7 @@ BASE: dict[str, tuple[str, bool, bool]] = {
     # runs are the engine's (10.4), these are what a chosen run gives the memory model (10.5)
     "OneAs": ("set", False, False),
     "barSig": ("rel", False, False), "barExec": ("rel", False, False),
+    "barBmo": ("rel", False, False),
 }
 # the base names that say when an asynchronous operation completes: a model that uses neither
 # does not define the family 'async' (its tests are refused, docs/semantics.md §18)
@@ -53,8 +54,8 @@ ASYNC_COMPLETION = ("completedAt", "completedAtStage")
 BARRIER_RUN = ("barSig", "barExec")
 # completedAt / completedAtStage are static but where the documents leave completion
 # unspecified across function bodies (R-call-async-seq): there the execution chooses
-DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co", "barSig", "barExec", "completedAt",
-           "completedAtStage"}
+DYNAMIC = {"Hap", "Rel", "Acq", "SC", "rf", "co", "barSig", "barExec", "barBmo",
+           "completedAt", "completedAtStage"}
 
 # The sentence each base name rests on: docs/model-language.md "Base names".
 
@@ -80,6 +81,9 @@ class Dynamic:
         return {}
 
     def bar_exec(self) -> dict:     # (X, Y) -> term: barExec of the chosen barrier run
+        return {}
+
+    def bar_bmo(self) -> dict:      # (E, F) -> term: barBmo of the chosen barrier run
         return {}
 
 
@@ -134,7 +138,11 @@ def _completion_facts(el: Elab, staged: bool):
                 masks[pos] = ins.args
         if not stage_of:
             continue
-        comp = asyncops.completion(t.code, stage_of, masks, staged, body_executions(t.code))
+        # R-call-async-seq: one sequence per body execution, unless the model's engine option
+        # async_calls is `inlined` (the calls' marks in the caller's one sequence)
+        per_function = el.model.options.async_calls == "per-function"
+        comp = asyncops.completion(t.code, stage_of, masks, staged,
+                                   body_executions(t.code) if per_function else None)
         waits = comp.waits()
         for e in el.events:
             if e.thread == ti and _async_op(el, e):
@@ -326,6 +334,8 @@ class Base:
             return {k: t for k, t in d.bar_sig().items() if t is not False}
         if name == "barExec":
             return {k: t for k, t in d.bar_exec().items() if t is not False}
+        if name == "barBmo":
+            return {k: t for k, t in d.bar_bmo().items() if t is not False}
         if name == "co":
             out = {}
             for loc in self.el.locs:

@@ -10,6 +10,7 @@ from typing import Optional
 from ..errors import LitmusError, show
 from .base import BASE
 from .syntax import (LEVEL_NAMES, Axiom, Bin, Binding, Cross, Include, Let, LevelUnion, Name,
+                     Option,
                      Un, Value, parse)
 
 MAX_BYTES = 1 << 20
@@ -35,6 +36,9 @@ class CatModel:
     value: Optional[Value] = None
     warnings: list = field(default_factory=list)      # "FILE:LINE: warning: ..."
     bases: set = field(default_factory=set)           # base names the axioms / value use
+    # `option NAME = VALUE` (docs/model-language.md "Engine options"): name -> (value, file,
+    # line), the last one wins
+    options: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -106,12 +110,54 @@ def load(path: str) -> CatModel:
                 m.axioms.append(st)
             elif isinstance(st, Value):
                 m.value = st
+            elif isinstance(st, Option):
+                m.options[st.name] = (_option_value(st), st.file, st.line)
     try:
         visit(path, [], path, None)
         _check(m)
     except RecursionError:
         raise LitmusError("the model nests too deeply", path, 1) from None
     return m
+
+
+# ---- engine options ----------------------------------------------------------------------
+
+# The options of amdmm_smt/model.py:Options that are the engines' machinery, not rules: they
+# decide the runs of barriers, the asyncmark sequences, scope instances, the values of a
+# cmpxchg and the target (docs/model-language.md "Engine options"). The others are the model's
+# definitions and are written as definitions (models/options/*.cat).
+ENGINE_OPTIONS = ("init_in_every_scope", "lds_scope", "cas_undef", "default_target",
+                  "barrier_model", "barrier_participation", "drop_race", "named_init",
+                  "null_wait", "cluster_drop", "leave_unjoined", "signal_var_count",
+                  "async_scope", "async_calls")
+
+
+def _option_value(st):
+    from ..model import CHOICES, Options
+    if st.name not in ENGINE_OPTIONS:
+        known = {f for f in Options.__dataclass_fields__}
+        if st.name in known:
+            _err(st, f"option '{st.name}' is a rule of the model, not the engine's: write it as "
+                     "definitions (models/options/ has one file per value)")
+        _err(st, f"unknown engine option '{show(st.name)}' (engine options: "
+                 + ", ".join(ENGINE_OPTIONS) + ")")
+    default = getattr(Options(), st.name)
+    if isinstance(default, bool):
+        if st.value not in ("true", "false"):
+            _err(st, f"option '{st.name}' is true or false, not '{show(st.value)}'")
+        return st.value == "true"
+    if st.name == "default_target":
+        from ..targets import get_target
+        try:
+            get_target(st.value)
+        except ValueError as e:
+            _err(st, str(e))
+        return st.value
+    vals = CHOICES.get(st.name, ())
+    if st.value not in vals:
+        _err(st, f"option '{st.name}' is one of " + ", ".join(vals)
+                 + f", not '{show(st.value)}'")
+    return st.value
 
 
 # ---- typing ------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from ..errors import LitmusError, show
 
 LEVEL_NAMES = ("singlethread", "wavefront", "workgroup", "cluster", "agent", "system")
 KEYWORDS = {"let", "rec", "and", "include", "acyclic", "irreflexive", "empty", "flag", "as",
-            "value", "union", "domain", "range", "cross", "spaces"}
+            "value", "option", "union", "domain", "range", "cross", "spaces"}
 
 
 # ---- abstract syntax ---------------------------------------------------------------------------
@@ -90,6 +90,14 @@ class Value(Node):
     maysee: Node
     definite: Node
     name: str
+
+
+@dataclass(frozen=True)
+class Option(Node):
+    """`option NAME = VALUE`: an engine option (the machinery a model version chooses
+    besides its definitions: docs/model-language.md "Engine options")."""
+    name: str
+    value: str
 
 
 @dataclass
@@ -222,6 +230,14 @@ class _Parser:
             if s.kind != "string":
                 self.err("expected a file name in double quotes after include", s)
             return Include(self.file, t.line, s.text[1:-1])
+        if t.text == "option" and t.kind == "ident":
+            self.next()
+            n = self.ident("an option name after 'option'")
+            self.expect("=")
+            v = self.next()
+            if v.kind != "ident":
+                self.err("expected an option value (a name such as pr170447, true or false)", v)
+            return Option(self.file, t.line, n.text, v.text)
         if t.text == "value":
             self.next()
             ms = self.expr()
@@ -240,7 +256,8 @@ class _Parser:
             self.next()
             e = self.expr()
             return Axiom(self.file, t.line, k.text, flag, e, self.alias(k.text))
-        self.err("expected a statement (let, include, acyclic, irreflexive, empty, flag, value)")
+        self.err("expected a statement (let, include, acyclic, irreflexive, empty, flag, value, "
+                 "option)")
 
     def alias(self, default: str) -> str:
         if self.peek().text == "as" and self.peek().kind == "ident":

@@ -82,6 +82,7 @@ class _Runs:
         self.rel_after, self.acq_before = self._may_hb()
         self.alternating = self._alternating()
         self.reduce = True
+        self.all_pairs = False
         self.outcomes: set = set()
         self.ub: dict = {}
         # R-bar-participation (docs 10.4): "constraints" (default) lets every wait choose its
@@ -517,7 +518,8 @@ class _Runs:
                               if self.ops[a].obj == self.ops[b].obj
                               and self.ops[a].wave is not None and self.ops[b].wave is not None
                               and self.ops[a].wave != self.ops[b].wave
-                              and b in self.rel_after and a in self.acq_before))
+                              and (self.all_pairs or (b in self.rel_after
+                                                      and a in self.acq_before))))
         return Outcome(pairs, tuple(sorted(isfirst)), bm, self.xb_pairs(reach))
 
     def _ub(self, rule, opid, st, parent):
@@ -690,6 +692,7 @@ def analyse(elab: Elab, enumerate_only: bool = False, reduce: bool = True,
     fenced ones (a model file decides which events pair: models/barrier.cat, `barSig`)."""
     r = _Runs(elab)
     r.reduce = reduce
+    r.all_pairs = all_pairs
     if all_pairs:
         r.relevant_arrives = {o.id for o in r.ops if o.kind == "arrive" and o.tpos
                               and o.obj is not None}

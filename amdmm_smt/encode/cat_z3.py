@@ -113,6 +113,28 @@ class _Dyn(Dynamic):
         before Y, A barrier-executes-before B in the chosen run (R-bar-hb-exec, x.bar_xb)."""
         return self.x.bar_xb
 
+    def bar_bmo(self) -> dict:
+        """barBmo (S003's runs, barrier_model = pr170447): (E, F) with E program-ordered after
+        a modification operation B (in a thread of B's wave), F before a modification
+        operation A of the same object in another wave, A before B in the chosen run's
+        barrier-modification-order (encode/barrier.py Outcome.bmo)."""
+        x = self.x
+        if getattr(x, "_bar_bmo", None) is None:
+            info = x.elab.barrier
+            acc: dict = {}
+            for k, o in enumerate(getattr(x.bar, "outcomes", ()) if x.bar else ()):
+                for (a, b) in o.bmo:
+                    A, Bo = info.ops[a], info.ops[b]
+                    es = [e for e in x.ev if not e.is_init and e.thread in Bo.tpos
+                          and e.pos > Bo.tpos[e.thread]]
+                    fs = [f for f in x.ev if not f.is_init and f.thread in A.tpos
+                          and f.pos < A.tpos[f.thread]]
+                    for e in es:
+                        for f in fs:
+                            acc.setdefault((e.id, f.id), []).append(x.bar_pick[k])
+            x._bar_bmo = {p: OR(v) for p, v in acc.items()}
+        return x._bar_bmo
+
 
 def _z(t) -> z3.BoolRef:
     return z3.BoolVal(t) if isinstance(t, bool) else t

@@ -46,7 +46,7 @@ class _Unknown(Dynamic):
     """Any execution: a cmpxchg may or may not write, any write may be read, any two writes
     that happen are in either order but the initial write first; the barrier relations are
     those of the group at hand (run_barrier enumerates each group with its own)."""
-    def __init__(self, bar=(frozenset(), frozenset())):
+    def __init__(self, bar=(frozenset(), frozenset(), frozenset())):
         self.bar = bar          # the barrier group being enumerated: its relations are known
 
     def bar_sig(self):
@@ -54,6 +54,9 @@ class _Unknown(Dynamic):
 
     def bar_exec(self):
         return dict.fromkeys(self.bar[1], True)
+
+    def bar_bmo(self):
+        return dict.fromkeys(self.bar[2], True)
 
     def async_choice(self, keys):
         return None             # perhaps: every alternative of unspecified completion
@@ -73,7 +76,7 @@ class _Unknown(Dynamic):
 
 
 class _Dyn(Dynamic):
-    def __init__(self, hap, rf, pos, bar=(frozenset(), frozenset()), chosen=frozenset()):
+    def __init__(self, hap, rf, pos, bar=(frozenset(), frozenset(), frozenset()), chosen=frozenset()):
         self._hap, self._rf, self._pos = hap, rf, pos
         self.bar = bar
         self.chosen = chosen    # R-call-async-seq: the unspecified completions chosen
@@ -86,6 +89,9 @@ class _Dyn(Dynamic):
 
     def bar_exec(self):
         return dict.fromkeys(self.bar[1], True)
+
+    def bar_bmo(self):
+        return dict.fromkeys(self.bar[2], True)
 
     def hap(self, e):
         return self._hap[e.id]
@@ -120,7 +126,7 @@ class CatEngine(_Engine):
                          for sp in self.spaces}
         # execution barriers (models/barrier.cat): the (barSig, barExec) of the group of runs
         # being enumerated; set by run_barrier
-        self.bar = (frozenset(), frozenset())
+        self.bar = (frozenset(), frozenset(), frozenset())
         self.chosen = frozenset()
 
     def run(self, limit: int) -> set:
@@ -294,10 +300,11 @@ def run_barrier(eng: CatEngine, limit: int):
     groups = sorted(an.groups, key=repr)
     out: set = set()
     for sig, regs, xb in groups:
-        eng.bar = (sig, xb)
-        eng.bar_regs = {k: (v if v is None else v & 0xFFFFFFFF) for k, v in regs}
-        eng.shared.clear()        # shared values are per group: they may use barSig
-        out |= eng.run(limit)
+        # pr170447 runs: each barrier-modification-order's forbidden hb pairs (barBmo) apart
+        for bmo in sorted(an.groups[(sig, regs, xb)], key=repr):
+            eng.bar = (sig, xb, bmo)
+            eng.bar_regs = {k: (v if v is None else v & 0xFFFFFFFF) for k, v in regs}
+            out |= eng.run(limit)
     return out, an
 
 
