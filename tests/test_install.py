@@ -132,6 +132,13 @@ def test_every_module_and_model_file_is_installed(venv):
     _, mismatch, errors = filecmp.cmpfiles(os.path.join(ROOT, "models"),
                                            os.path.join(inst, "models"), repo, shallow=False)
     assert not mismatch and not errors
+    # and the model files in the model language, option files included (the version files
+    # include them: llvm-hsa.cat, pr170447.cat)
+    cats = sorted(os.path.relpath(f, os.path.join(ROOT, "models")) for f in
+                  glob.glob(os.path.join(ROOT, "models", "**", "*.cat"), recursive=True))
+    got = sorted(os.path.relpath(f, os.path.join(inst, "models")) for f in
+                 glob.glob(os.path.join(inst, "models", "**", "*.cat"), recursive=True))
+    assert got == cats and "options/avvis-false.cat" in cats
 
 
 def test_verify_the_whole_shipped_corpus(venv, tmp_path):
