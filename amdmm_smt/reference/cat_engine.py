@@ -42,12 +42,15 @@ class _TriTerms(Terms):
         return t_not(x)
 
 
-class _Unknown(Dynamic):
-    """Any execution: a cmpxchg may or may not write, any write may be read, any two writes
-    that happen are in either order but the initial write first; the barrier relations are
-    those of the group at hand (run_barrier enumerates each group with its own)."""
-    def __init__(self, bar=(frozenset(), frozenset(), frozenset())):
-        self.bar = bar          # the barrier group being enumerated: its relations are known
+NO_BARRIER = (frozenset(), frozenset(), frozenset())
+
+
+class _Barrier(Dynamic):
+    """The barrier relations of the group of runs being enumerated (run_barrier enumerates
+    each group with its own, so they are known in every execution of it): `bar` is (barSig,
+    barExec, barBmo) as sets of pairs."""
+    def __init__(self, bar=NO_BARRIER):
+        self.bar = bar
 
     def bar_sig(self):
         return dict.fromkeys(self.bar[0], True)
@@ -58,6 +61,11 @@ class _Unknown(Dynamic):
     def bar_bmo(self):
         return dict.fromkeys(self.bar[2], True)
 
+
+class _Unknown(_Barrier):
+    """Any execution: a cmpxchg may or may not write, any write may be read, any two writes
+    that happen are in either order but the initial write first; the barrier relations are
+    those of the group at hand."""
     def async_choice(self, keys):
         return None             # perhaps: every alternative of unspecified completion
 
@@ -75,23 +83,14 @@ class _Unknown(Dynamic):
         return None
 
 
-class _Dyn(Dynamic):
-    def __init__(self, hap, rf, pos, bar=(frozenset(), frozenset(), frozenset()), chosen=frozenset()):
+class _Dyn(_Barrier):
+    def __init__(self, hap, rf, pos, bar=NO_BARRIER, chosen=frozenset()):
+        super().__init__(bar)
         self._hap, self._rf, self._pos = hap, rf, pos
-        self.bar = bar
         self.chosen = chosen    # R-call-async-seq: the unspecified completions chosen
 
     def async_choice(self, keys):
         return any(k in self.chosen for k in keys)
-
-    def bar_sig(self):
-        return dict.fromkeys(self.bar[0], True)
-
-    def bar_exec(self):
-        return dict.fromkeys(self.bar[1], True)
-
-    def bar_bmo(self):
-        return dict.fromkeys(self.bar[2], True)
 
     def hap(self, e):
         return self._hap[e.id]
@@ -126,7 +125,7 @@ class CatEngine(_Engine):
                          for sp in self.spaces}
         # execution barriers (models/barrier.cat): the (barSig, barExec) of the group of runs
         # being enumerated; set by run_barrier
-        self.bar = (frozenset(), frozenset(), frozenset())
+        self.bar = NO_BARRIER
         self.chosen = frozenset()
 
     def run(self, limit: int) -> set:
