@@ -129,6 +129,50 @@ CHOICES = {"scope_inclusion": ("hsa", "opencl"), "coherence": ("cxx", "langref")
            "async_calls": ("per-function", "inlined")}
 
 
+# The options of Options that are the engines' machinery, not rules: they decide the runs of
+# barriers, the asyncmark sequences, scope instances, the values of a cmpxchg and the target.
+# A model file sets them by name (`option NAME = VALUE`, docs/model-language.md "Engine
+# options"); the others are the model's definitions (models/options/*.cat).
+ENGINE_OPTIONS = ("init_in_every_scope", "lds_scope", "cas_undef", "default_target",
+                  "barrier_model", "barrier_participation", "drop_race", "named_init",
+                  "null_wait", "cluster_drop", "leave_unjoined", "signal_var_count",
+                  "async_scope", "async_calls")
+
+
+def engine_options(written: dict) -> dict:
+    """A model file's `option` statements ({name: (value as written, file, line)}) as Options
+    fields; an unknown name or value, or an option that is a rule, is FILE:LINE, exit 2."""
+    from .errors import show
+    from .targets import get_target
+    out = {}
+    for name, (v, file, line) in written.items():
+        if name not in ENGINE_OPTIONS:
+            if name in Options.__dataclass_fields__:
+                raise LitmusError(f"option '{name}' is a rule of the model, not the engine's: "
+                                  "write it as definitions (models/options/ has one file per "
+                                  "value)", file, line)
+            raise LitmusError(f"unknown engine option '{show(name)}' (engine options: "
+                              + ", ".join(ENGINE_OPTIONS) + ")", file, line)
+        default = getattr(Options(), name)
+        if isinstance(default, bool):
+            if v not in ("true", "false"):
+                raise LitmusError(f"option '{name}' is true or false, not '{show(v)}'", file,
+                                  line)
+            out[name] = v == "true"
+        elif name == "default_target":
+            try:
+                get_target(v)
+            except ValueError as e:
+                raise LitmusError(str(e), file, line) from None
+            out[name] = v
+        else:
+            if v not in CHOICES.get(name, ()):
+                raise LitmusError(f"option '{name}' is one of " + ", ".join(CHOICES[name])
+                                  + f", not '{show(v)}'", file, line)
+            out[name] = v
+    return out
+
+
 def option_table() -> list[tuple[str, list[str]]]:
     """Every option with its values, the default first (`amdmm-smt models`)."""
     d = Options()
@@ -328,8 +372,8 @@ def get_model(name_or_file: Optional[str]) -> Model:
         base = os.path.splitext(os.path.basename(name))[0]
         # the engine options the file sets (`option NAME = VALUE`, docs/model-language.md);
         # the file is parsed and checked here (a bad one: FILE:LINE, exit 2, before any test)
-        from .cat import load_cached
-        opts = {k: v for k, (v, _, _) in load_cached(name).options.items()}
+        from .cat.check import load
+        opts = engine_options(load(name).options)
         return Model(base + ".cat", f"the model file {name}", (), Options(**opts),
                      os.path.abspath(name), os.path.abspath(name))
     if os.path.sep in name or name.lower().endswith((".yaml", ".yml")):   # any case

@@ -164,14 +164,21 @@ def test_the_pipeline_flows_one_way(stage):
 
 
 def test_the_shared_vocabulary_imports_no_stage():
-    # model.py reads its YAML through the frontend's public reader (frontend/yaml_lines.py),
+    # model.py reads its YAML through the frontend's public reader (frontend/yaml_lines.py)
+    # and a model file's engine options through the model language's reader (cat/check.py),
     # nothing else of a stage; ir, errors, targets, limits import no stage at all
     for name in SHARED:
         deps = {_stage(d) for d in GRAPH[f"amdmm_smt.{name}"]}
-        allowed = {"frontend"} if name == "model" else set()
+        allowed = {"frontend", "cat"} if name == "model" else set()
         assert deps <= set(SHARED) | allowed, (name, deps)
     assert {d for d in GRAPH["amdmm_smt.model"] if _stage(d) == "frontend"} <= {
         "amdmm_smt.frontend", "amdmm_smt.frontend.yaml_lines"}
+    assert {d for d in GRAPH["amdmm_smt.model"] if _stage(d) == "cat"} <= {
+        "amdmm_smt.cat.check"}
+    # and that reader reads no stage either: the syntax, the base names as data, errors, ir
+    assert GRAPH["amdmm_smt.cat.check"] <= {"amdmm_smt.errors", "amdmm_smt.ir",
+                                            "amdmm_smt.cat.syntax", "amdmm_smt.cat.names",
+                                            "amdmm_smt.cat"}, GRAPH["amdmm_smt.cat.check"]
 
 
 def test_the_parser_does_not_import_lint():

@@ -101,7 +101,10 @@ def check_file(path: str) -> CatModel:
     """`amdmm-smt model check`: the model or a LitmusError."""
     if not os.path.exists(path):
         raise LitmusError(f"model file '{path}' does not exist", path)
-    return load(path)
+    m = load(path)
+    from ..model import engine_options
+    engine_options(m.options)          # its engine options exist (FILE:LINE otherwise)
+    return m
 
 
 def describe(path: str) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import LitmusError, show
-from .base import BASE
+from .names import BASE
 from .syntax import (LEVEL_NAMES, Axiom, Bin, Binding, Cross, Include, Let, LevelUnion, Name,
                      Option,
                      Un, Value, parse)
@@ -36,8 +36,8 @@ class CatModel:
     value: Optional[Value] = None
     warnings: list = field(default_factory=list)      # "FILE:LINE: warning: ..."
     bases: set = field(default_factory=set)           # base names the axioms / value use
-    # `option NAME = VALUE` (docs/model-language.md "Engine options"): name -> (value, file,
-    # line), the last one wins
+    # `option NAME = VALUE` (docs/model-language.md "Engine options"): name -> (value as
+    # written, file, line), the last one wins; checked by model.engine_options
     options: dict = field(default_factory=dict)
 
     @property
@@ -65,8 +65,10 @@ def _read(path: str, file: str, line: Optional[int]) -> str:
 
 
 def _shipped_dir() -> Optional[str]:
-    from ..model import shipped_models_dir
-    return shipped_models_dir()
+    """The shipped model files: the package's models/ (package data when installed, a link
+    to the repository's models/ in the source tree; model.shipped_models_dir finds the same)."""
+    d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+    return d if os.path.isdir(d) else None
 
 
 def load(path: str) -> CatModel:
@@ -122,41 +124,8 @@ def load(path: str) -> CatModel:
 
 # ---- engine options ----------------------------------------------------------------------
 
-# The options of amdmm_smt/model.py:Options that are the engines' machinery, not rules: they
-# decide the runs of barriers, the asyncmark sequences, scope instances, the values of a
-# cmpxchg and the target (docs/model-language.md "Engine options"). The others are the model's
-# definitions and are written as definitions (models/options/*.cat).
-ENGINE_OPTIONS = ("init_in_every_scope", "lds_scope", "cas_undef", "default_target",
-                  "barrier_model", "barrier_participation", "drop_race", "named_init",
-                  "null_wait", "cluster_drop", "leave_unjoined", "signal_var_count",
-                  "async_scope", "async_calls")
-
-
 def _option_value(st):
-    from ..model import CHOICES, Options
-    if st.name not in ENGINE_OPTIONS:
-        known = {f for f in Options.__dataclass_fields__}
-        if st.name in known:
-            _err(st, f"option '{st.name}' is a rule of the model, not the engine's: write it as "
-                     "definitions (models/options/ has one file per value)")
-        _err(st, f"unknown engine option '{show(st.name)}' (engine options: "
-                 + ", ".join(ENGINE_OPTIONS) + ")")
-    default = getattr(Options(), st.name)
-    if isinstance(default, bool):
-        if st.value not in ("true", "false"):
-            _err(st, f"option '{st.name}' is true or false, not '{show(st.value)}'")
-        return st.value == "true"
-    if st.name == "default_target":
-        from ..targets import get_target
-        try:
-            get_target(st.value)
-        except ValueError as e:
-            _err(st, str(e))
-        return st.value
-    vals = CHOICES.get(st.name, ())
-    if st.value not in vals:
-        _err(st, f"option '{st.name}' is one of " + ", ".join(vals)
-                 + f", not '{show(st.value)}'")
+    """The value as written; model.py (engine_options) says which names and values exist."""
     return st.value
 
 
