@@ -5,6 +5,7 @@ projected state until UNSAT), and decide each expectation with its own solver qu
 from __future__ import annotations
 
 import ctypes
+import gc
 import threading
 import time
 from dataclasses import replace
@@ -185,7 +186,7 @@ def refine(s: z3.Solver, r, *assumptions) -> z3.CheckSatResult:
             added = True
         if not added:
             break
-        r = s.check(*assumptions)
+        r = _paused_gc(s, *assumptions)
     return r
 
 
@@ -204,6 +205,20 @@ def _consts(e) -> list:
     return out
 
 
+def _paused_gc(s: z3.Solver, *assumptions) -> z3.CheckSatResult:
+    """s.check(), with Python's cyclic garbage collector paused while a listing propagator is
+    attached to s (_Lister): its callbacks run Python inside Z3's check, and a collection there
+    could free z3py objects of the same context (Z3_dec_ref while Z3 is mid-check, which is
+    not re-entrant); two CI runs ended in a segfault inside a check."""
+    if getattr(s, "_amdmm_lister", None) is None or not gc.isenabled():
+        return s.check(*assumptions)
+    gc.disable()
+    try:
+        return s.check(*assumptions)
+    finally:
+        gc.enable()
+
+
 def _check(s: z3.Solver) -> z3.CheckSatResult:
     """s.check() with the time that is left; Z3 running out of --memory is a limit."""
     left = limits.left()
@@ -211,7 +226,7 @@ def _check(s: z3.Solver) -> z3.CheckSatResult:
         if left <= 0:
             limits.check()
         set_params(s, timeout=max(1, int(min(left, 4e6) * 1000)))   # an unsigned ms
-    r = refine(s, s.check())
+    r = refine(s, _paused_gc(s))
     if r == z3.unknown:
         why = s.reason_unknown()
         if "memory" in why:
@@ -626,7 +641,7 @@ class _Watchdog:
             # may have dropped an assertion (Z3_solver_assert under a cancel does nothing)
             self.fired = True
             return z3.unknown
-        r = refine(self.s, self.s.check())
+        r = refine(self.s, _paused_gc(self.s))
         if r == z3.unknown and "memory" in self.s.reason_unknown():
             raise limits.memory_exceeded()
         return r
