@@ -29,7 +29,7 @@ import z3
 
 from ..cat import load_cached, refuse_unsupported, rules
 from ..cat.base import Base, Dynamic, Terms
-from ..cat.eval import Evaluator, TriAlgebra, t_and, t_not, t_or
+from ..cat.eval import Evaluator, TriMaskAlgebra, t_and, t_not, t_or
 from ..limits import tick
 from . import async_ops, control, values
 from . import families as F
@@ -138,36 +138,66 @@ class _TriDyn(Dynamic):
         return {k: _tri(t) for k, t in self.dyn.bar_exec().items()}
 
 
+def _shared(x: Execution) -> dict:
+    """The values of the expressions that depend on no choice, kept across the evaluators of
+    one encoding (may_see's rounds and the Z3 algebra's): in both algebras such a value is
+    the same dict, every key to True (a key that is False is absent)."""
+    if getattr(x, "_cat_shared", None) is None:
+        x._cat_shared = {}
+    return x._cat_shared
+
+
+def _base(x: Execution, terms: Terms, dyn: Dynamic) -> Base:
+    """The base names for one evaluator; the static ones computed once per encoding."""
+    b = Base(x.elab, terms, dyn)
+    if getattr(x, "_cat_static", None) is None:
+        x._cat_static = {}
+    b._static = x._cat_static
+    return b
+
+
+# the reads-from pruning of may_see: sound, but over the corpus its evaluation cost more CPU
+# than the variables it drops saved (docs/semantics.md §18 "Speed"): off unless asked
+PRUNE_RF = False
+
+
 def may_see(x: Execution, cat) -> tuple:
     """The file's own static may / must sets (docs/semantics.md §18 "Speed"; the reference
     engine's reference/cat_engine.py _choices, over this encoding): the value statement
-    evaluated three-valued over every model (_TriDyn) gives the writes each read may see in
-    some model and the reads definite in every one. A read takes its value from a write only
-    when the write is in its may-see and the read is definite, so every other reads-from
-    variable is dropped (x.rf_var), and the analysis is repeated over what is left until it
-    drops nothing more. Returns (may-see, definite): per address space the three-valued
-    dicts of the last round."""
+    evaluated three-valued over every model (_TriDyn, cat/eval.py TriMaskAlgebra) gives the
+    writes each read may see in some model and the reads definite in every one. A read takes
+    its value from a write only when the write is in its may-see and the read is definite,
+    so every other reads-from variable is dropped (x.rf_var). (A second evaluation over the
+    variables left is as sound, but dropped none more on the corpus: one is made.) Returns
+    (the pairs in may-see in every model, the reads definite in every model)."""
     el = x.elab
     v = cat.value
-    dyn = _Dyn(x)
-    while True:
-        tick()
-        ev = Evaluator(cat, TriAlgebra(len(x.ev)), Base(el, _TriTerms(), _TriDyn(x, dyn)),
-                       el.spaces)
-        ms, df, keep = {}, {}, set()
-        for sp in el.spaces:
-            reads = [r.id for r in x.ev if r.reads and el.space_of(r.loc) == sp]
-            if not reads:
+    ev = Evaluator(cat, TriMaskAlgebra(len(x.ev)),
+                   _base(x, _TriTerms(), _TriDyn(x, _Dyn(x))), el.spaces)
+    keep, sure_ms, sure_df = set(), set(), set()
+    for sp in el.spaces:
+        reads = [r.id for r in x.ev if r.reads and el.space_of(r.loc) == sp]
+        if not reads:
+            continue
+        (ms_must, ms_may) = ev.eval(v.maysee, {}, sp)
+        (df_must, df_may) = ev.eval(v.definite, {}, sp)
+        for r in reads:
+            if df_must >> r & 1:
+                sure_df.add(r)
+            if not df_may >> r & 1:
                 continue
-            ms[sp] = ev.eval(v.maysee, {}, sp)
-            df[sp] = ev.eval(v.definite, {}, sp)
-            rs = {r for r in reads if df[sp].get(r, False) is not False}
-            keep |= {(w, r) for (w, r) in ms[sp] if r in rs}
-        drop = [k for k in x.rf_var if k not in keep]
-        if not drop:
-            return ms, df
-        for k in drop:
-            del x.rf_var[k]
+            for w in range(len(x.ev)):
+                if ms_may[w] >> r & 1:
+                    keep.add((w, r))
+                    if ms_must[w] >> r & 1:
+                        sure_ms.add((w, r))
+    for k in [k for k in x.rf_var if k not in keep]:
+        del x.rf_var[k]
+    return sure_ms, sure_df
+
+
+def _lit(t) -> bool:
+    return z3.is_const(t) or (z3.is_not(t) and z3.is_const(t.arg(0)))
 
 
 def _z(t) -> z3.BoolRef:
@@ -207,15 +237,20 @@ class Z3Algebra:
                     out[k] = True
                 else:
                     lab = "_".join(map(str, k)) if isinstance(k, tuple) else str(k)
-                    out[k] = self._def(f"{name}_{lab}", t)
+                    out[k] = self._def(f"{name}_{lab}", t, inline=True)
         finally:
             self.ctx.current = prev
         return out
 
-    def _def(self, name: str, t: B) -> B:
-        """A defining variable for a term, unless the term is a variable already or its
-        negation (an alias: `let later = hb` would copy every pair)."""
-        if z3.is_const(t) or (z3.is_not(t) and z3.is_const(t.arg(0))):
+    def _def(self, name: str, t: B, inline: bool = False) -> B:
+        """A defining variable for a term, unless `inline` or the term is a variable already
+        or its negation (an alias: `let later = hb` would copy every pair). A named
+        definition's pairs and a let rec's are inlined (Z3 shares equal subterms; a
+        defining variable is one more variable in every check and every model: 2,400 of
+        them made ops-per-thread n=4 list its 18,303 outcomes 1.7x slower), the pairs of a
+        transitive closure are defined (its terms nest a level per node: inlined, the
+        control-flow corpus encoded 1.5x slower)."""
+        if inline or _lit(t):
             return t
         return self.ctx.define(name, t)
 
@@ -451,7 +486,7 @@ class Z3Algebra:
         u = self._subst(t, dep, values, atoms)
         if isinstance(u, bool):
             return u
-        return self._def(f"{e[0][0]}_{e[1]}", u)
+        return self._def(f"{e[0][0]}_{e[1]}", u, inline=True)
 
     # ---- axioms ----
     def assert_axiom(self, kind: str, a: dict) -> None:
@@ -543,9 +578,9 @@ def encode(x: Execution, path: str, static=None) -> None:
     el = x.elab
     cat = load_cached(path)
     refuse_unsupported(el, path)
-    sms, sdf = static if static is not None else ({}, {})
+    sms, sdf = static if static is not None else (set(), set())
     alg = Z3Algebra(x)
-    ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
+    ev = Evaluator(cat, alg, _base(x, _Terms(), _Dyn(x)), el.spaces, _shared(x))
     v = cat.value
     # explain names this family by the value statement's name, the axioms' by theirs
     # (docs/semantics.md §18 "Explain under a model file"); definitions are untracked
@@ -559,15 +594,14 @@ def encode(x: Execution, path: str, static=None) -> None:
             for r in reads:
                 ws = [w for w in el.writes_to(r.loc) if w.id != r.id]
                 definite = df.get(r.id, False)
-                if sdf.get(sp, {}).get(r.id) is True:     # definite in every model
+                if r.id in sdf:                         # definite in every model
                     definite = True
                 rfs = [x.rf(w, r) for w in ws]
-                sms_ = sms.get(sp, {})
                 for w in ws:
                     t = x.rf(w, r)
                     if t is False:
                         continue
-                    m = True if sms_.get((w.id, r.id)) is True else ms.get((w.id, r.id), False)
+                    m = True if (w.id, r.id) in sms else ms.get((w.id, r.id), False)
                     x.ctx.add(IMPLIES(t, AND(definite, m)))
                 x.ctx.add(IMPLIES(definite, OR(rfs)))
                 x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
@@ -592,9 +626,9 @@ def encode(x: Execution, path: str, static=None) -> None:
                 alg.assert_axiom(ax.kind, ev.eval(ax.expr, {}, sp))
 
 
-def encode_model_file(elab, explaining: bool = False, prune: bool = True) -> Execution:
+def encode_model_file(elab, explaining: bool = False, prune=None) -> Execution:
     """The whole encoding under a model file: the engine's machinery (choices, write values,
-    final values, control flow) around the file's rules. `prune`: drop the reads-from
+    final values, control flow) around the file's rules. `prune` (default PRUNE_RF): drop the reads-from
     variables the file's value statement excludes in every model (may_see); not when
     explaining (a core names the rule that excludes a pair, as the hand encoder keeps every
     pair then) nor for conflicting_rules (a rule it deletes may be what excluded a pair)."""
@@ -609,6 +643,8 @@ def encode_model_file(elab, explaining: bool = False, prune: bool = True) -> Exe
     with x.ctx.family(F.ASYNC):    # S004: an async copy writes what its read returned
         async_ops.write_values(x)
     static = None
+    if prune is None:
+        prune = PRUNE_RF
     if prune and not explaining:
         static = may_see(x, load_cached(elab.model.cat))
     encode(x, elab.model.cat, static)
