@@ -32,6 +32,21 @@ def _refs(e) -> list:
     return []
 
 
+def _free(e) -> frozenset:
+    """The level variables an expression's value may depend on: every index it names, and
+    a level union's variable and bound (the union filters an outer binding of its
+    variable). The evaluators key their caches by these only."""
+    if isinstance(e, Name):
+        return frozenset((e.index,)) if e.index is not None else frozenset()
+    if isinstance(e, (Bin, Cross)):
+        return _free(e.left) | _free(e.right)
+    if isinstance(e, Un):
+        return _free(e.arg)
+    if isinstance(e, LevelUnion):
+        return _free(e.body) | {e.var} | ({e.bound} if e.bound is not None else set())
+    return frozenset()
+
+
 def spdep(m: CatModel, e) -> bool:
     if isinstance(e, Name):
         if e.name in BASE:
@@ -76,7 +91,8 @@ def _analyse(m: CatModel) -> dict:
     def walk(e):
         rs = _refs(e)
         info[id(e)] = (any(def_dyn(r.name) for r in rs),
-                       any(r.name in m.defs and m.defs[r.name].rec for r in rs))
+                       any(r.name in m.defs and m.defs[r.name].rec for r in rs),
+                       tuple(sorted(_free(e))))
         for c in ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
                   (e.arg,) if isinstance(e, Un) else (e.body,) if isinstance(e, LevelUnion)
                   else ()):
@@ -166,10 +182,10 @@ class Evaluator:
     def eval(self, e, env: dict, sp):
         if isinstance(e, Name):
             return self._eval(e, env, sp)
-        dyn, rec = self.info.get(id(e), (True, True))
+        dyn, rec, free = self.info.get(id(e), (True, True, None))
         if rec:
             return self._eval(e, env, sp)
-        key = (id(e), tuple(sorted(env.items())), sp)
+        key = (id(e), tuple((k, env[k]) for k in free if k in env), sp)
         store = self.local if dyn or self.shared is None else self.shared
         v = store.get(key)
         if v is None:
@@ -519,6 +535,93 @@ class TriAlgebra:
 
     def fixpoint(self, keys, sorts, F):
         cur = {k: {} for k in keys}
+        while True:
+            tick()
+            nxt = F(cur)
+            if nxt == cur:
+                return cur
+            cur = nxt
+
+
+class TriMaskAlgebra:
+    """TriAlgebra over bit masks: a set is (must, may), two masks, a relation (must, may), two
+    MaskAlgebra relations (tuples of row masks), must within may. Pair by pair each operation
+    is TriAlgebra's Kleene operation (True: in must; None: in may only; False: in neither):
+    union and intersection componentwise, a \\ b = (must_a - may_b, may_a - must_b), the
+    complement (~may, ~must), composition and closure componentwise (a pair is True when some
+    path is True throughout, perhaps when some path is perhaps throughout). The same
+    analysis, without a dict entry per pair (encode/cat_z3.py may_see)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.m = MaskAlgebra(n)
+
+    def set_of(self, d: dict) -> tuple:
+        must = may = 0
+        for i, t in d.items():
+            if t is not False:
+                may |= 1 << i
+                if t is True:
+                    must |= 1 << i
+        return must, may
+
+    def rel_of(self, d: dict) -> tuple:
+        must, may = [0] * self.n, [0] * self.n
+        for (i, j), t in d.items():
+            if t is not False:
+                may[i] |= 1 << j
+                if t is True:
+                    must[i] |= 1 << j
+        return tuple(must), tuple(may)
+
+    def define(self, name, sort, v):
+        return v
+
+    def empty(self, sort):
+        e = self.m.empty(sort)
+        return e, e
+
+    def union(self, sort, a, b):
+        return self.m.union(sort, a[0], b[0]), self.m.union(sort, a[1], b[1])
+
+    def inter(self, sort, a, b):
+        return self.m.inter(sort, a[0], b[0]), self.m.inter(sort, a[1], b[1])
+
+    def diff(self, sort, a, b):
+        return self.m.diff(sort, a[0], b[1]), self.m.diff(sort, a[1], b[0])
+
+    def compl(self, sort, a):
+        return self.m.compl(sort, a[1]), self.m.compl(sort, a[0])
+
+    def seq(self, a, b):
+        return self.m.seq(a[0], b[0]), self.m.seq(a[1], b[1])
+
+    def inv(self, a):
+        return self.m.inv(a[0]), self.m.inv(a[1])
+
+    def plus(self, a):
+        return self.m.plus(a[0]), self.m.plus(a[1])
+
+    def star(self, a):
+        return self.m.star(a[0]), self.m.star(a[1])
+
+    def opt(self, a):
+        return self.m.opt(a[0]), self.m.opt(a[1])
+
+    def ident(self, s):
+        return self.m.ident(s[0]), self.m.ident(s[1])
+
+    def domain(self, a):
+        return self.m.domain(a[0]), self.m.domain(a[1])
+
+    def range_(self, a):
+        return self.m.range_(a[0]), self.m.range_(a[1])
+
+    def cross(self, a, b):
+        return self.m.cross(a[0], b[0]), self.m.cross(a[1], b[1])
+
+    def fixpoint(self, keys, sorts, F):
+        cur = {k: self.empty(sorts[k]) for k in keys}
         while True:
             tick()
             nxt = F(cur)

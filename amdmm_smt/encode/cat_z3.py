@@ -29,7 +29,7 @@ import z3
 
 from ..cat import load_cached, refuse_unsupported, rules
 from ..cat.base import Base, Dynamic, Terms
-from ..cat.eval import Evaluator
+from ..cat.eval import Evaluator, TriMaskAlgebra, t_and, t_not, t_or
 from ..limits import tick
 from . import async_ops, control, values
 from . import families as F
@@ -136,6 +136,115 @@ class _Dyn(Dynamic):
         return x._bar_bmo
 
 
+def _tri(t):
+    """A term as the three-valued analysis sees it: a constant stays, any other term is
+    "perhaps" (None)."""
+    return t if isinstance(t, bool) else None
+
+
+class _TriTerms(Terms):
+    def and_(self, *xs):
+        return t_and(*xs)
+
+    def or_(self, *xs):
+        return t_or(*xs)
+
+    def not_(self, x):
+        return t_not(x)
+
+
+class _TriDyn(Dynamic):
+    """Every model of this encoding, three-valued: what x itself states to be constant
+    (x.wr: a plain write always writes, a cmpxchg perhaps; the barrier runs' pairs,
+    x.bar_pair / x.bar_xb over every run the analysis keeps) is that constant, every other
+    term perhaps; a reads-from pair is perhaps when it has a variable (x.rf_var), else never;
+    coherence is perhaps between two writes that may happen, the initial write first. So a
+    pair absent from a result holds in no model of the encoding (cat/eval.py TriAlgebra)."""
+    def __init__(self, x: Execution, dyn: _Dyn):
+        self.x, self.dyn = x, dyn
+
+    def hap(self, e):
+        return _tri(self.x.writes(e))
+
+    def rf(self, w, r):
+        return None if (w.id, r.id) in self.x.rf_var else False
+
+    def co(self, a, b):
+        if a.id == b.id or a.loc != b.loc or b.is_init:
+            return False
+        if a.is_init:
+            return self.hap(b)
+        return t_and(self.hap(a), self.hap(b), None)
+
+    def bar_sig(self) -> dict:
+        return {k: _tri(t) for k, t in self.dyn.bar_sig().items()}
+
+    def bar_exec(self) -> dict:
+        return {k: _tri(t) for k, t in self.dyn.bar_exec().items()}
+
+
+def _shared(x: Execution) -> dict:
+    """The values of the expressions that depend on no choice, kept across the evaluators of
+    one encoding (may_see's rounds and the Z3 algebra's): in both algebras such a value is
+    the same dict, every key to True (a key that is False is absent)."""
+    if getattr(x, "_cat_shared", None) is None:
+        x._cat_shared = {}
+    return x._cat_shared
+
+
+def _base(x: Execution, terms: Terms, dyn: Dynamic) -> Base:
+    """The base names for one evaluator; the static ones computed once per encoding."""
+    b = Base(x.elab, terms, dyn)
+    if getattr(x, "_cat_static", None) is None:
+        x._cat_static = {}
+    b._static = x._cat_static
+    return b
+
+
+# the reads-from pruning of may_see: sound, but over the corpus its evaluation cost more CPU
+# than the variables it drops saved (docs/semantics.md §18 "Speed"): off unless asked
+PRUNE_RF = False
+
+
+def may_see(x: Execution, cat) -> tuple:
+    """The file's own static may / must sets (docs/semantics.md §18 "Speed"; the reference
+    engine's reference/cat_engine.py _choices, over this encoding): the value statement
+    evaluated three-valued over every model (_TriDyn, cat/eval.py TriMaskAlgebra) gives the
+    writes each read may see in some model and the reads definite in every one. A read takes
+    its value from a write only when the write is in its may-see and the read is definite,
+    so every other reads-from variable is dropped (x.rf_var). (A second evaluation over the
+    variables left is as sound, but dropped none more on the corpus: one is made.) Returns
+    (the pairs in may-see in every model, the reads definite in every model)."""
+    el = x.elab
+    v = cat.value
+    ev = Evaluator(cat, TriMaskAlgebra(len(x.ev)),
+                   _base(x, _TriTerms(), _TriDyn(x, _Dyn(x))), el.spaces)
+    keep, sure_ms, sure_df = set(), set(), set()
+    for sp in el.spaces:
+        reads = [r.id for r in x.ev if r.reads and el.space_of(r.loc) == sp]
+        if not reads:
+            continue
+        (ms_must, ms_may) = ev.eval(v.maysee, {}, sp)
+        (df_must, df_may) = ev.eval(v.definite, {}, sp)
+        for r in reads:
+            if df_must >> r & 1:
+                sure_df.add(r)
+            if not df_may >> r & 1:
+                continue
+            for w in range(len(x.ev)):
+                if ms_may[w] >> r & 1:
+                    keep.add((w, r))
+                    if ms_must[w] >> r & 1:
+                        sure_ms.add((w, r))
+    for k in [k for k in x.rf_var if k not in keep]:
+        del x.rf_var[k]
+    return sure_ms, sure_df
+
+
+def _lit(t) -> bool:
+    return z3.is_const(t) or (z3.is_not(t) and z3.is_const(t.arg(0)))
+
+
 def _z(t) -> z3.BoolRef:
     return z3.BoolVal(t) if isinstance(t, bool) else t
 
@@ -173,10 +282,22 @@ class Z3Algebra:
                     out[k] = True
                 else:
                     lab = "_".join(map(str, k)) if isinstance(k, tuple) else str(k)
-                    out[k] = self.ctx.define(f"{name}_{lab}", t)
+                    out[k] = self._def(f"{name}_{lab}", t, inline=True)
         finally:
             self.ctx.current = prev
         return out
+
+    def _def(self, name: str, t: B, inline: bool = False) -> B:
+        """A defining variable for a term, unless `inline` or the term is a variable already
+        or its negation (an alias: `let later = hb` would copy every pair). A named
+        definition's pairs and a let rec's are inlined (Z3 shares equal subterms; a
+        defining variable is one more variable in every check and every model: 2,400 of
+        them made ops-per-thread n=4 list its 18,303 outcomes 1.7x slower), the pairs of a
+        transitive closure are defined (its terms nest a level per node: inlined, the
+        control-flow corpus encoded 1.5x slower)."""
+        if inline or _lit(t):
+            return t
+        return self.ctx.define(name, t)
 
     @staticmethod
     def empty(sort: str) -> dict:
@@ -277,7 +398,7 @@ class Z3Algebra:
                     if new is True or self.raw:
                         r[j] = new
                     else:
-                        r[j] = self.ctx.define(f"tc_{i}_{j}", new)
+                        r[j] = self._def(f"tc_{i}_{j}", new)
         return {(i, j): t for i, r in rows.items() for j, t in r.items()}
 
     def star(self, a: dict) -> dict:
@@ -399,14 +520,18 @@ class Z3Algebra:
                     stack.append(core.Z3_get_app_arg(ctx, a, k))
         return out
 
-    def _subst_define(self, e, t, dep: set, values: dict, atoms: dict) -> B:
-        if isinstance(t, bool):
+    @staticmethod
+    def _subst(t, dep: set, values: dict, atoms: dict) -> B:
+        if isinstance(t, bool) or not dep:
             return t
-        u = _fold(z3.simplify(_substitute(t, [(atoms[d], _z(values.get(d, False)))
-                                              for d in dep]))) if dep else t
+        return _fold(z3.simplify(_substitute(t, [(atoms[d], _z(values.get(d, False)))
+                                                 for d in dep])))
+
+    def _subst_define(self, e, t, dep: set, values: dict, atoms: dict) -> B:
+        u = self._subst(t, dep, values, atoms)
         if isinstance(u, bool):
             return u
-        return self.ctx.define(f"{e[0][0]}_{e[1]}", u)
+        return self._def(f"{e[0][0]}_{e[1]}", u, inline=True)
 
     # ---- axioms ----
     def assert_axiom(self, kind: str, a: dict) -> None:
@@ -491,14 +616,16 @@ def _sccs(nodes: list, deps: dict) -> list:
     return out
 
 
-def encode(x: Execution, path: str) -> None:
+def encode(x: Execution, path: str, static=None) -> None:
     """The rules of model file `path` over the execution's choices (reads-from, coherence,
-    which writes happen): the value statement and every axiom."""
+    which writes happen): the value statement and every axiom. `static`: may_see's result
+    (what is constant in every model), or None."""
     el = x.elab
     cat = load_cached(path)
     refuse_unsupported(el, path)
+    sms, sdf = static if static is not None else (set(), set())
     alg = Z3Algebra(x)
-    ev = Evaluator(cat, alg, Base(el, _Terms(), _Dyn(x)), el.spaces)
+    ev = Evaluator(cat, alg, _base(x, _Terms(), _Dyn(x)), el.spaces, _shared(x))
     v = cat.value
     # explain names this family by the value statement's name, the axioms' by theirs
     # (docs/semantics.md §18 "Explain under a model file"); definitions are untracked
@@ -512,9 +639,15 @@ def encode(x: Execution, path: str) -> None:
             for r in reads:
                 ws = [w for w in el.writes_to(r.loc) if w.id != r.id]
                 definite = df.get(r.id, False)
+                if r.id in sdf:                         # definite in every model
+                    definite = True
                 rfs = [x.rf(w, r) for w in ws]
                 for w in ws:
-                    x.ctx.add(IMPLIES(x.rf(w, r), AND(definite, ms.get((w.id, r.id), False))))
+                    t = x.rf(w, r)
+                    if t is False:
+                        continue
+                    m = True if (w.id, r.id) in sms else ms.get((w.id, r.id), False)
+                    x.ctx.add(IMPLIES(t, AND(definite, m)))
                 x.ctx.add(IMPLIES(definite, OR(rfs)))
                 x.ctx.add(IMPLIES(NOT(definite), x.rundef[r.id]))
                 if r.id in x.rmask:      # undef by the value rule: every byte (docs 15.4)
@@ -538,9 +671,12 @@ def encode(x: Execution, path: str) -> None:
                 alg.assert_axiom(ax.kind, ev.eval(ax.expr, {}, sp))
 
 
-def encode_model_file(elab, explaining: bool = False) -> Execution:
+def encode_model_file(elab, explaining: bool = False, prune=None) -> Execution:
     """The whole encoding under a model file: the engine's machinery (choices, write values,
-    final values, control flow) around the file's rules."""
+    final values, control flow) around the file's rules. `prune` (default PRUNE_RF): drop the reads-from
+    variables the file's value statement excludes in every model (may_see); not when
+    explaining (a core names the rule that excludes a pair, as the hand encoder keeps every
+    pair then) nor for conflicting_rules (a rule it deletes may be what excluded a pair)."""
     x = Execution(elab, explaining, all_rf=True)
     refuse_unsupported(elab, elab.model.cat)
     if elab.barrier is not None:   # docs 10.4: the run chosen among the defined ones (machinery)
@@ -551,7 +687,12 @@ def encode_model_file(elab, explaining: bool = False) -> Execution:
         values.write_values(x)
     with x.ctx.family(F.ASYNC):    # S004: an async copy writes what its read returned
         async_ops.write_values(x)
-    encode(x, elab.model.cat)
+    static = None
+    if prune is None:
+        prune = PRUNE_RF
+    if prune and not explaining:
+        static = may_see(x, load_cached(elab.model.cat))
+    encode(x, elab.model.cat, static)
     with x.ctx.family(F.STRUCTURE):
         values.final_values(x)
     with x.ctx.family(F.CONTROL):
@@ -578,7 +719,7 @@ def conflicting_rules(elabs, timeout_ms: int = 60_000):
     guard = [z3.Bool(f"rule#{i}") for i in range(len(rs))]
     solvers = []
     for elab in elabs:
-        x = encode_model_file(elab)
+        x = encode_model_file(elab, prune=False)
         s = z3.SimpleSolver()
         s.set("timeout", max(1, int(timeout_ms)))
         for c, f in zip(x.ctx.constraints, x.ctx.families):
