@@ -16,6 +16,13 @@ family).
 other one barrier_choice_test: unequal signal / wait patterns around barrier-ordered atomics,
 issue 17); those the reference engine refuses (ReferenceUnsupported, until its barrier family
 lands) are counted and printed.
+
+--files compares, instead, the model files with the hand encoders (issue 27 item 4): each
+generated test under a random shipped version runs through the hand SMT encoder
+(`get_model(name)`), the SMT engine driven by `models/NAME.cat` and the reference engine
+driven by the same file; the three must list the same outcomes (the file reference engine
+only where it finishes within --ref-limit candidate executions). `--jobs N` spreads the tests
+over N processes; the tests and their order do not depend on N.
 """
 
 from __future__ import annotations
@@ -47,7 +54,13 @@ def main() -> None:
                                          "calls"],
                     default="mixed")
     ap.add_argument("--barriers", type=int, default=0)
+    ap.add_argument("--files", action="store_true",
+                    help="model files against the hand encoders (three engines per test)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--ref-limit", type=int, default=3_000)
     a = ap.parse_args()
+    if a.files:
+        sys.exit(1 if files_differential(a) else 0)
     warnings.simplefilter("ignore", NonInteractiveExampleWarning)
     rnd = random.Random(a.seed)
     models = [m.name for m in list_models()]
@@ -107,6 +120,107 @@ def main() -> None:
           f"seconds: {time.time() - t0:.0f}")
     bad += barriers(a.barriers, rnd, a.out)
     sys.exit(1 if bad else 0)
+
+
+def _file_case(i: int, seed: int, family: str):
+    """Generate case i (from its own seed, so the case does not depend on the process that
+    runs it) and run it through the three engines: (i, family, model, verdict, text)."""
+    from amdmm_smt.frontend.litmus import parse_text
+    from amdmm_smt.model import get_model
+    from amdmm_smt.reference import run_reference
+    from amdmm_smt.solve import run_test
+    from tests.gen import barrier_choice_test, barrier_test
+    warnings.simplefilter("ignore", NonInteractiveExampleWarning)
+    rnd = random.Random(seed * 1_000_003 + i)
+    fam = family
+    if fam == "mixed":
+        fam = rnd.choice(["plain", "plain", "plain", "async", "async-rich", "barrier"])
+    if fam == "barrier":
+        gen = barrier_choice_test if i % 2 else barrier_test
+        text = gen(rnd, f"diff-{i}")
+        model = rnd.choice(["seed", "pr170447"])
+    else:
+        if fam == "plain":
+            from hypothesis import strategies as st  # noqa: F401  (strategy draws below)
+            g = litmus(tags=True, lds=True).example()
+        elif fam == "async":
+            g = gen_async(lambda xs: rnd.choice(list(xs)))
+        else:
+            g = gen_async_rich(lambda xs: rnd.choice(list(xs)))
+        text = (render_rich if fam.startswith("async-") else render)(g, name=f"diff-{i}")
+        model = rnd.choice([m.name for m in list_models()])
+        if fam != "plain" and rnd.random() < 0.8:
+            model = rnd.choice(["seed", "upstream-2026"])
+    t = parse_text(text, "gen.yaml")
+    f = os.path.join(ROOT, "models", f"{model}.cat")
+    try:
+        hand = run_test(t, get_model(model), timeout=120)
+    except Exception as e:                    # a test the hand engine refuses: so must the file
+        try:
+            run_test(t, get_model(f), timeout=120)
+            return i, fam, model, f"hand refuses ({e}), the file does not", text
+        except Exception:
+            return i, fam, model, "refused", text
+    cat = run_test(t, get_model(f), timeout=120)
+    if not (hand.complete and cat.complete):
+        return i, fam, model, "unknown", text
+    hub = (bool(hand.ub), (hand.ub or {}).get("all"))
+    cub = (bool(cat.ub), (cat.ub or {}).get("all"))
+    if hand.states != cat.states or hub != cub:
+        return i, fam, model, f"smt hand {sorted(hand.states)} {hub} / file {sorted(cat.states)} {cub}", text
+    ref = run_reference(t, get_model(f), limit=a_ref_limit)
+    if not ref.complete:
+        return i, fam, model, "ok (reference too big)", text
+    rub = (bool(getattr(ref, "ub", None)), (getattr(ref, "ub", None) or {}).get("all"))
+    if ref.states != hand.states or rub != hub:
+        return i, fam, model, f"reference file {sorted(ref.states)} {rub} / hand {sorted(hand.states)} {hub}", text
+    return i, fam, model, "ok", text
+
+
+a_ref_limit = 3_000
+
+
+def _init(limit):
+    global a_ref_limit
+    a_ref_limit = limit
+
+
+def files_differential(a) -> int:
+    """N generated tests through the hand SMT encoder, the file SMT engine and the file
+    reference engine (`--files`); prints a table per family and returns the disagreements."""
+    import multiprocessing as mp
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.time()
+    tally: dict = {}
+    bad = 0
+    args = [(i, a.seed, a.family) for i in range(a.count)]
+    with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.ref_limit,)) as pool:
+        for n, (i, fam, model, verdict, text) in enumerate(
+                pool.imap_unordered(_star, args, chunksize=4), 1):
+            kind = verdict if verdict in ("ok", "ok (reference too big)", "refused",
+                                          "unknown") else "DISAGREE"
+            tally[(fam, kind)] = tally.get((fam, kind), 0) + 1
+            if kind == "DISAGREE":
+                bad += 1
+                with open(os.path.join(a.out, f"diff-{i}.{model}.yaml"), "w") as fh:
+                    fh.write(f"# model: models/{model}.cat against the hand encoder\n"
+                             f"# {verdict}\n{text}")
+            if n % max(1, a.count // 20) == 0:
+                print(f"[{n}/{a.count}] disagreements: {bad}, {time.time() - t0:.0f} s",
+                      file=sys.stderr)
+    fams = sorted({f for f, _ in tally})
+    kinds = ["ok", "ok (reference too big)", "refused", "unknown", "DISAGREE"]
+    print("| family | " + " | ".join(kinds) + " |")
+    print("| --- |" + " --- |" * len(kinds))
+    for f in fams:
+        print(f"| {f} | " + " | ".join(str(tally.get((f, k), 0)) for k in kinds) + " |")
+    print(f"tests: {a.count}  disagreements: {bad}  seconds: {time.time() - t0:.0f}  "
+          f"jobs: {a.jobs}")
+    return bad
+
+
+def _star(args):
+    return _file_case(*args)
 
 
 def barriers(n: int, rnd, out: str) -> int:
