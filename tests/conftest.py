@@ -48,3 +48,19 @@ def tiered(full: int, fast: int, **settings_kw):
         run.__name__, run.__doc__, run.__module__ = test.__name__, test.__doc__, test.__module__
         return run
     return deco
+
+
+def sampled(values, every: int, offset: int = 0, heavy=(), key=None) -> list:
+    """Parameters for a gate over many cases (corpus tests, option files x corpus tests): every
+    `every`-th value from `offset` runs in the fast tier and the others are marked `long`, as
+    is every value whose `key` (the value itself by default) is in `heavy` (a case that costs
+    tens of seconds: its behaviour is covered by cheaper cases in the fast tier). Gates over
+    the same corpus take different offsets, so that the fast tier still meets each case under
+    some gate; the long tier (and `.ci/run`) runs every value."""
+    out = []
+    for k, v in enumerate(values):
+        args = v if isinstance(v, tuple) else (v,)
+        name = "-".join(map(str, args))
+        fast = (k - offset) % every == 0 and (key(v) if key else v) not in heavy
+        out.append(pytest.param(*args, id=name, marks=() if fast else pytest.mark.long))
+    return out

@@ -6,11 +6,12 @@ named *.LITMUS; deep programs; odd test names): no traceback, no internal error,
 without a line, no hang, no limit overrun, no control character echoed. The long run is
 `python3 tests/fuzz.py --count 10000`."""
 
+from tests.conftest import count
 from tests.fuzz import COMMANDS, FAMILIES, run
 
 
-def test_fuzz_cli_small():
-    rep = run(300, seed=8)
+def test_fuzz_cli_small(tier):
+    rep = run(count(tier, 300, 150), seed=8)
     assert set(rep["kinds"]) == {"mutate", "bytes", "condition", "huge", "option", "model",
                                  "model-named", "special", "command", "herd", "deep", "name"}
     assert set(COMMANDS) <= set(rep["commands"]), rep["commands"]

@@ -23,6 +23,7 @@ from amdmm_smt.model import get_model
 from amdmm_smt.reference import run_reference
 from amdmm_smt.solve import run_test
 
+from .conftest import sampled
 from .gen import litmus, render
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,22 +97,31 @@ def test_the_corpus_in_scope_is_the_core():
     assert len(CORPUS) > 150 and any(f.startswith("cflow/") for f in CORPUS)
 
 
-@pytest.mark.parametrize("rel", CORPUS)
+# the fast tier runs every other test through each engine (the SMT gate the even ones, the
+# reference gate the odd ones), the long tier the rest
+@pytest.mark.parametrize("rel", sampled(CORPUS, 2, 0))
 def test_z3_engine_under_the_seed_file_equals_the_hand_encoders(rel):
     f = os.path.join(ROOT, "litmus", rel)
     t = parse_file(f)
     _same(run_test(t, get_model(None)), run_test(t, get_model(SEED)), rel)
 
 
-@pytest.mark.parametrize("rel", [r for r in CORPUS if r not in SLOW_REFERENCE])
+@pytest.mark.parametrize("rel", sampled([r for r in CORPUS if r not in SLOW_REFERENCE], 2, 1))
 def test_reference_engine_under_the_seed_file_equals_the_hand_engine(rel):
     f = os.path.join(ROOT, "litmus", rel)
     t = parse_file(f)
     _same(run_reference(t, get_model(None)), run_reference(t, get_model(SEED)), rel)
 
 
-@pytest.mark.parametrize("engine", ["smt", "reference"])
-@pytest.mark.parametrize("rel", ASYNC)
+# cases whose reference runs under a file take 15-70 s: long tier only (cheaper tests of the
+# same families stay in the fast tier)
+HEAVY = {"async/async-uneven-blocks.yaml", "calls/async-call-nested.yaml",
+         "calls/async-call-nested.inlined.yaml", "barrier/bar-4waves-2phases.yaml"}
+
+
+@pytest.mark.parametrize("rel,engine", sampled([(r, e) for r in ASYNC
+                                                for e in ("smt", "reference")], 3, 0, HEAVY,
+                                               key=lambda v: v[0]))
 def test_async_under_the_seed_file_equals_the_hand_encoders(rel, engine):
     """models/async.cat (included by seed.cat) gives the outcomes of the hand-written async
     rules (encode/async_ops.py, reference/async_ops.py), in both engines."""
@@ -120,9 +130,10 @@ def test_async_under_the_seed_file_equals_the_hand_encoders(rel, engine):
     _same(run(t, get_model(None)), run(t, get_model(SEED)), rel)
 
 
-@pytest.mark.parametrize("version,engine", [("upstream-2026", "smt"),
-                                            ("upstream-2026", "reference"), ("opencl", "smt")])
-@pytest.mark.parametrize("rel", ASYNC_ALL)
+@pytest.mark.parametrize("rel,version,engine", sampled(
+    [(r, v, e) for r in ASYNC_ALL for v, e in (("upstream-2026", "smt"),
+                                               ("upstream-2026", "reference"), ("opencl", "smt"))],
+    4, 1, HEAVY, key=lambda v: v[0]))
 def test_async_under_the_upstream_file_equals_the_built_in_version(rel, version, engine):
     """upstream-2026.cat (async.cat's `pov` and `asyncDone` replaced: UP 2.4) gives the
     outcomes of the built-in version upstream-2026 (async_model: upstream-stages) on every
@@ -195,7 +206,7 @@ def barrier_generated(n: int, model_path: str = SEED, hand=None, offset: int = 0
 
 
 def test_generated_barrier_tests_agree(tier):
-    n = 9 if tier == "fast" else 90
+    n = 4 if tier == "fast" else 90
     assert barrier_generated(n) >= n // 3
 
 
@@ -228,8 +239,9 @@ def _pr170447_cases() -> list:
 PR170447 = _pr170447_cases()
 
 
-@pytest.mark.parametrize("engine", ["smt", "reference"])
-@pytest.mark.parametrize("rel", PR170447)
+@pytest.mark.parametrize("rel,engine", sampled([(r, e) for r in PR170447
+                                                for e in ("smt", "reference")], 3, 0, HEAVY,
+                                               key=lambda v: v[0]))
 def test_barriers_under_the_pr170447_file_equal_the_built_in_version(rel, engine):
     """models/pr170447.cat (the seed, `option barrier_model = pr170447`, and S003's "bmo is
     consistent with happens-before" as `empty barBmo & hb`) gives the outcomes, statuses and
@@ -335,7 +347,7 @@ def _async_generated(n: int, rich: int) -> None:
 
 
 def test_generated_async_tests_agree():
-    _async_generated(8, 4)
+    _async_generated(3, 2)
 
 
 @pytest.mark.long
@@ -549,7 +561,7 @@ VERSION_CASES = [(v, os.path.relpath(f, os.path.join(ROOT, "litmus")))
                  for f in sorted(glob.glob(os.path.join(ROOT, "litmus", d, "*.yaml")))]
 
 
-@pytest.mark.parametrize("version,rel", VERSION_CASES)
+@pytest.mark.parametrize("version,rel", sampled(VERSION_CASES, 3))
 def test_option_files_equal_the_built_in_versions(version, rel):
     """upstream-2026.cat (avsGe, lo, the may-see exception replaced), opencl.cat (the
     inclusive relations replaced) and llvm-hsa.cat (location order replaced by

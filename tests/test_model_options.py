@@ -17,6 +17,7 @@ from amdmm_smt.model import get_model
 from amdmm_smt.reference import run_reference
 from amdmm_smt.solve import run_test
 
+from .conftest import count, sampled
 from .gen import litmus, render
 from .test_model_file import (ASYNC, BARRIER, CORPUS, PR170447, SLOW_REFERENCE, _same,
                               barrier_generated)
@@ -79,20 +80,23 @@ def test_every_option_file_is_listed_and_exists():
     assert listed == {f for f in os.listdir(OPTS) if f.endswith(".cat")}
 
 
-def _cases() -> list:
-    """(file, test) pairs; an engine option file's gate runs every fourth test in the fast
-    tier and the rest in the long tier (the option's own hand-derived tests pin what it
-    means: tests/test_barrier.py, test_async.py, test_calls.py, the corpus)."""
+# the cases whose reference runs cost tens of seconds under a file: long tier only (each is
+# gated under the seed and upstream files in test_model_file.py's long tier too)
+HEAVY = {"async/async-uneven-blocks.yaml", "calls/async-call-nested.yaml",
+         "calls/async-call-nested.inlined.yaml", "barrier/bar-4waves-2phases.yaml"}
+
+
+def _cases(shift: int = 0) -> list:
+    """(file, test) pairs. The fast tier runs every eighth test of each file's gate, from an
+    offset that moves with the file, so that every test of the corpus is still run under some
+    option file (the reference gate from another offset than the SMT gate); the long tier runs the rest (each option's own hand-derived tests, below and in
+    tests/test_barrier.py, test_async.py, test_calls.py and the corpus, pin what it means)."""
     out = []
-    for o, _, f in OPTION_FILES:
+    for n, (o, _, f) in enumerate(OPTION_FILES):
         rels = (PR170447 if o == "barrier_model" else BARRIER if o in BARRIER_OPTIONS else
                 [r for r in ASYNC if not r.startswith("forms/")] if o in ASYNC_OPTIONS
                 else CORPUS)
-        for k, rel in enumerate(rels):
-            if o in ENGINE and k % 4:
-                out.append(pytest.param(f, rel, marks=pytest.mark.long, id=f"{f}-{rel}"))
-            else:
-                out.append(pytest.param(f, rel, id=f"{f}-{rel}"))
+        out += sampled([(f, rel) for rel in rels], 8, n + shift, HEAVY, key=lambda v: v[1])
     return out
 
 
@@ -107,7 +111,7 @@ def test_option_file_equals_the_hand_encoder_with_the_option_smt(fname, rel):
           rel)
 
 
-@pytest.mark.parametrize("fname,rel", [c for c in CASES if c.values[1] not in SLOW_REFERENCE])
+@pytest.mark.parametrize("fname,rel", [c for c in _cases(3) if c.values[1] not in SLOW_REFERENCE])
 def test_option_file_equals_the_hand_engine_with_the_option_reference(fname, rel):
     """The file-driven reference engine against the hand reference engine with the option;
     the hand reference engine does not implement no_thin_air (reference/engine.py), so that
@@ -339,18 +343,18 @@ def test_barrier_hb_none_lets_the_read_see_the_write_after_the_barrier():
 # ---- generated tests under each option file ------------------------------------------------------
 
 @pytest.mark.parametrize("fname", [f for _, _, f in OPTION_FILES])
-def test_generated_tests_agree_under_each_option_file(fname):
+def test_generated_tests_agree_under_each_option_file(fname, tier):
     """tests/gen.py's generated tests (MMRA tags, LDS): the hand SMT encoder with the option,
     the option file's SMT encoding and the option file's reference engine give one answer."""
     option, value = next((o, v) for o, v, f in OPTION_FILES if f == fname)
     path = os.path.join(OPTS, fname)
     if option in BARRIER_OPTIONS:        # generated barrier tests (test_model_file.py)
-        n = int(os.environ.get("AMDMM_OPTION_EXAMPLES", "9"))
+        n = int(os.environ.get("AMDMM_OPTION_EXAMPLES", count(tier, 9, 2)))
         barrier_generated(n, path, hand=_hand(option, value), offset=500)
         return
     if option in ASYNC_OPTIONS:          # generated async tests (tests/gen.py async_examples)
         from .gen import async_examples
-        n = int(os.environ.get("AMDMM_OPTION_EXAMPLES", "9"))
+        n = int(os.environ.get("AMDMM_OPTION_EXAMPLES", count(tier, 9, 2)))
         for i, g in enumerate(async_examples(n, seed=7)):
             text = render(g, f"gen-async-opt-{i}")
             t = parse_text(text, "gen.yaml")
@@ -362,7 +366,8 @@ def test_generated_tests_agree_under_each_option_file(fname):
                 assert set(ref.states) == set(hand.states), text
         return
 
-    @settings(max_examples=int(os.environ.get("AMDMM_OPTION_EXAMPLES", "15")), deadline=None,
+    @settings(max_examples=int(os.environ.get("AMDMM_OPTION_EXAMPLES", count(tier, 15, 4))),
+              deadline=None,
               derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(litmus(tags=True, lds=True, max_threads=3, max_ops=3))

@@ -91,7 +91,8 @@ SPLIT = P.Vocab(kinds=("st", "split"), orders=("na",), bar_ids=("-1", "-3"),
 
 @pytest.mark.parametrize("threads,events,orders,v", [
     (1, 3, ("na", "rel"), None), (2, 2, ("na", "rel"), None), (2, 3, ("na",), None),
-    (2, 3, None, WIDE), (1, 3, None, WIDE), (2, 3, None, SPLIT)])
+    pytest.param(2, 3, None, WIDE, marks=pytest.mark.long),    # 30 s; (2, 2) in the fast tier
+    (2, 2, None, WIDE), (1, 3, None, WIDE), (2, 3, None, SPLIT)])
 def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders, v):
     v = v or P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
                      spaces=("global", "local"), placements=("wg", "agent"))
@@ -530,7 +531,8 @@ def _raw_with_calls(v: P.Vocab, threads: int, events: int, locations: int):
                     yield P.Program(p.placement, p.threads, p.spaces, p.target, (t, s, e))
 
 
-@pytest.mark.parametrize("threads,events", [(1, 3), (2, 3), (1, 4)])
+@pytest.mark.parametrize("threads,events", [(1, 3), pytest.param(2, 3, marks=pytest.mark.long),
+                                            (2, 2), (1, 4)])
 def test_enumeration_with_calls_is_every_program_once(threads, events):
     """A call is part of the program (its key): every program with or without a call, once up
     to symmetry (two equal threads, a call in either, are one program)."""
@@ -576,6 +578,9 @@ def calls_run():
     return run(a, b, P.Bound(2, 4, 2, PRESETS["async_calls"]), jobs=1, max_found=1)
 
 
+# the three tests of the calls_run search share one worker under `--dist loadgroup` (.ci/run),
+# so the module's fixture searches once
+@pytest.mark.xdist_group("calls_run")
 def test_async_calls_smallest_is_the_hand_derived_one(calls_run):
     """Derived by hand (docs/semantics.md 17.10), not taken from the tool. The program
     `f() { copy C: x -> y; asyncmark X }; call f(); wait.asyncmark(0) W; store 1 -> x`.
@@ -611,6 +616,7 @@ def test_async_calls_smallest_is_the_hand_derived_one(calls_run):
                if (la.events, la.threads) < (4, 1))
 
 
+@pytest.mark.xdist_group("calls_run")
 def test_synthesized_call_test_parses_and_verifies(calls_run, tmp_path):
     """The rendered callee is a `functions:` definition the frontend takes; `verify` (the
     CLI, independently of the search) passes under seed and fails under the inlined reading,
@@ -634,6 +640,7 @@ def test_synthesized_call_test_parses_and_verifies(calls_run, tmp_path):
         assert r.complete and _outcomes(r).states == o.states
 
 
+@pytest.mark.xdist_group("calls_run")
 def test_minimiser_inlines_a_call(calls_run):
     """Inlining the call is a one-step reduction (the weaker program); on the witness it loses
     the difference (1-minimal), and a call the difference does not need is inlined away."""
@@ -660,7 +667,8 @@ def test_minimiser_inlines_a_call(calls_run):
     assert not small.call and [i[0] for i in small.threads[0]] == ["st", "async"]
 
 
-def test_async_calls_row_is_what_the_tool_produces():
+@pytest.mark.long      # the search of the row (20 s); test_async_calls_smallest_is_the_hand_
+def test_async_calls_row_is_what_the_tool_produces():      # derived_one runs it in the fast tier
     """docs/synth-options.md: the async_calls row is searched (no "not searched" row is
     left) and is what the tool produces now."""
     from amdmm_smt.synth.table import Row, cells, row_bound
