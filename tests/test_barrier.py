@@ -375,7 +375,7 @@ def test_reductions_change_nothing(tier):
     from tests.gen import barrier_test
     from .conftest import count
     files = sorted(glob.glob(os.path.join(BAR, "*.yaml")))
-    tests = [parse_file(f) for f in (files if tier == "long" else files[::4])]
+    tests = [parse_file(f) for f in (files if tier == "long" else files[::8])]
     tests += [parse_text(barrier_test(random.Random(s), f"g{s}"), "g.yaml")
               for s in range(count(tier, 60, 10))]
     for t in tests:

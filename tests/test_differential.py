@@ -381,7 +381,7 @@ def _cf_differential(make, seed: int, n: int, name: str) -> tuple[list, int]:
 
 def test_engines_agree_on_generated_control_flow(tier):
     from .gen import cflow_test
-    n = count(tier, CF_N, 12)
+    n = count(tier, CF_N, 8)
     rs, big = _cf_differential(cflow_test, 11, n, "gen-cf")
     ub = sum(getattr(r, "cf_ub", None) is not None for r in rs)
     bound = sum(any(v.kind == "bound" for v in r.verdicts) for r in rs)

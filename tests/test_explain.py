@@ -247,7 +247,8 @@ def _with_expect(expect: str) -> list:
     return [path for path, t in CORPUS if t.expect == expect]
 
 
-@pytest.mark.parametrize("path", _with_expect("forbidden"))
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.long if "CAS-spinlock" in p
+                                               else ()) for p in _with_expect("forbidden")])
 def test_every_forbidden_expectation_is_explained_by_a_minimal_core(path):
     ex, t, m = _ex(path)
     assert ex.reachable is False and ex.minimal

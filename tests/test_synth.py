@@ -92,7 +92,8 @@ SPLIT = P.Vocab(kinds=("st", "split"), orders=("na",), bar_ids=("-1", "-3"),
 @pytest.mark.parametrize("threads,events,orders,v", [
     (1, 3, ("na", "rel"), None), (2, 2, ("na", "rel"), None), (2, 3, ("na",), None),
     pytest.param(2, 3, None, WIDE, marks=pytest.mark.long),    # 30 s; (2, 2) in the fast tier
-    (2, 2, None, WIDE), (1, 3, None, WIDE), (2, 3, None, SPLIT)])
+    (2, 2, None, WIDE), (1, 3, None, WIDE),
+    pytest.param(2, 3, None, SPLIT, marks=pytest.mark.long), (2, 2, None, SPLIT)])
 def test_enumeration_is_every_program_once_up_to_symmetry(threads, events, orders, v):
     v = v or P.Vocab(kinds=("st", "ld"), orders=orders, scopes=("agent",),
                      spaces=("global", "local"), placements=("wg", "agent"))
@@ -421,7 +422,10 @@ PROBES = [
 ]
 
 
-@pytest.mark.parametrize("opt,v", PROBES, ids=[f"{o}-{i}" for i, (o, _) in enumerate(PROBES)])
+# the two probes that take 10 s each run in the long tier
+@pytest.mark.parametrize("opt,v", [pytest.param(o, v, id=f"{o}-{i}", marks=pytest.mark.long
+                                                if i < 2 else ())
+                                   for i, (o, v) in enumerate(PROBES)])
 def test_an_option_changes_nothing_outside_what_it_concerns(opt, v):
     from amdmm_smt.synth.presets import reaches
     a, b = build_models("seed", None, [opt])
@@ -532,7 +536,7 @@ def _raw_with_calls(v: P.Vocab, threads: int, events: int, locations: int):
 
 
 @pytest.mark.parametrize("threads,events", [(1, 3), pytest.param(2, 3, marks=pytest.mark.long),
-                                            (2, 2), (1, 4)])
+                                            (2, 2), pytest.param(1, 4, marks=pytest.mark.long)])
 def test_enumeration_with_calls_is_every_program_once(threads, events):
     """A call is part of the program (its key): every program with or without a call, once up
     to symmetry (two equal threads, a call in either, are one program)."""

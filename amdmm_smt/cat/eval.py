@@ -15,7 +15,7 @@ depend on the address space at hand are evaluated per address space the test use
 from __future__ import annotations
 
 from ..limits import tick
-from .base import BASE, DYNAMIC, LEVELS, Base
+from .base import BASE, DYNAMIC, LEVELS, Base, Terms
 from .check import CatModel
 from .syntax import LEVEL_NAMES, Bin, Cross, LevelUnion, Name, Un
 
@@ -410,6 +410,21 @@ def t_or(*xs):
 
 def t_not(x):
     return None if x is None else not x
+
+
+class TriTerms(Terms):
+    """The base's terms three-valued (True, None, False): the static analysis both
+    file-driven engines run (reference/cat_engine.py prunes with it, encode/cat_z3.py
+    `may_see`)."""
+
+    def and_(self, *xs):
+        return t_and(*xs)
+
+    def or_(self, *xs):
+        return t_or(*xs)
+
+    def not_(self, x):
+        return t_not(x)
 
 
 class TriAlgebra:

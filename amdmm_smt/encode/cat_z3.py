@@ -29,7 +29,7 @@ import z3
 
 from ..cat import load_cached, refuse_unsupported, rules
 from ..cat.base import Base, Dynamic, Terms
-from ..cat.eval import Evaluator, TriMaskAlgebra, t_and, t_not, t_or
+from ..cat.eval import Evaluator, TriMaskAlgebra, TriTerms, t_and
 from ..limits import tick
 from . import async_ops, control, values
 from . import families as F
@@ -142,17 +142,6 @@ def _tri(t):
     return t if isinstance(t, bool) else None
 
 
-class _TriTerms(Terms):
-    def and_(self, *xs):
-        return t_and(*xs)
-
-    def or_(self, *xs):
-        return t_or(*xs)
-
-    def not_(self, x):
-        return t_not(x)
-
-
 class _TriDyn(Dynamic):
     """Every model of this encoding, three-valued: what x itself states to be constant
     (x.wr: a plain write always writes, a cmpxchg perhaps; the barrier runs' pairs,
@@ -218,7 +207,7 @@ def may_see(x: Execution, cat) -> tuple:
     el = x.elab
     v = cat.value
     ev = Evaluator(cat, TriMaskAlgebra(len(x.ev)),
-                   _base(x, _TriTerms(), _TriDyn(x, _Dyn(x))), el.spaces)
+                   _base(x, TriTerms(), _TriDyn(x, _Dyn(x))), el.spaces)
     keep, sure_ms, sure_df = set(), set(), set()
     for sp in el.spaces:
         reads = [r.id for r in x.ev if r.reads and el.space_of(r.loc) == sp]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 
 from ..cat.base import Base, Dynamic, Terms
-from ..cat.eval import Evaluator, MaskAlgebra, TriAlgebra, t_and, t_not, t_or
+from ..cat.eval import Evaluator, MaskAlgebra, TriAlgebra, TriTerms
 from .common import NOWRITE
 from .engine import _Engine
 
@@ -29,17 +29,6 @@ class _BoolTerms(Terms):
 
     def not_(self, x):
         return not x
-
-
-class _TriTerms(Terms):
-    def and_(self, *xs):
-        return t_and(*xs)
-
-    def or_(self, *xs):
-        return t_or(*xs)
-
-    def not_(self, x):
-        return t_not(x)
 
 
 NO_BARRIER = (frozenset(), frozenset(), frozenset())
@@ -163,7 +152,7 @@ class CatEngine(_Engine):
         every choice unknown (cat/eval.py TriAlgebra) gives the writes a read may see in
         some execution, and the reads that are definite in every one (never undef)."""
         tri = TriAlgebra(self.n)
-        ev = Evaluator(self.cat, tri, Base(self.elab, _TriTerms(), _Unknown(self.bar)),
+        ev = Evaluator(self.cat, tri, Base(self.elab, TriTerms(), _Unknown(self.bar)),
                        self.spaces)
         v = self.cat.value
         may: dict = {}
