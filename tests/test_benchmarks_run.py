@@ -28,6 +28,7 @@ RUNS = [
     ["bench.py", "--issue20", "--quick"],
     ["gen_corpus_rate.py", "--count", "6"],
     ["synth_table.py", "--only", "async_model", "--jobs", "1", "--out", os.devnull],
+    ["differential.py", "--files", "--count", "6", "--ref-limit", "50"],
 ]
 
 
