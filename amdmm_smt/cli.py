@@ -743,8 +743,13 @@ def _with_synth(text: str, fmt: str, a, b, threads: int, events: int, jobs: int)
                    "voids the exhaustiveness claim).")
 @click.option("--jobs", "-j", default=None, type=click.IntRange(min=1),
               help="Processes for the search (default: up to 2).")
+@click.option("--symbolic", is_flag=True,
+              help="Search symbolically: one solver query per skeleton (threads, each "
+                   "instruction's kind and locations) with the orders, scopes, flags and "
+                   "placement chosen by the solver, the rules read from the versions' model "
+                   "files (memory instructions only; docs/semantics.md 17.12).")
 def synth(model_a, model_b, options, threads, events, locations, vocab, max_found, all_sizes,
-          no_explain, out_dir, as_json, timeout, jobs):
+          no_explain, out_dir, as_json, timeout, jobs, symbolic):
     """Synthesize the smallest litmus tests that tell two model versions apart: every program
     up to the bound (symmetry-reduced), smallest first; each difference found is minimised and
     written as a test whose expectation is the --from version's verdict. When nothing is found
@@ -763,9 +768,12 @@ def synth(model_a, model_b, options, threads, events, locations, vocab, max_foun
         _fail2(str(e))
     except ValueError as e:
         _fail2(f"synth: {e}")
-    r = S.run(a, b, Bound(threads, events, locations, voc), jobs=jobs or S.jobs_default(),
-              max_found=max_found, explain_it=not no_explain, timeout=timeout,
-              all_sizes=all_sizes)
+    try:
+        r = S.run(a, b, Bound(threads, events, locations, voc), jobs=jobs or S.jobs_default(),
+                  max_found=max_found, explain_it=not no_explain, timeout=timeout,
+                  all_sizes=all_sizes, symbolic=symbolic)
+    except LitmusError as e:        # --symbolic: a vocabulary or version it does not take
+        _fail2(str(e))
     if out_dir:
         try:
             os.makedirs(out_dir, exist_ok=True)

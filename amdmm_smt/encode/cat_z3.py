@@ -183,7 +183,8 @@ def _shared(x: Execution) -> dict:
 
 def _base(x: Execution, terms: Terms, dyn: Dynamic) -> Base:
     """The base names for one evaluator; the static ones computed once per encoding."""
-    b = Base(x.elab, terms, dyn)
+    make = getattr(x, "make_base", None)   # synth/symbolic.py: base names over a template
+    b = make(terms, dyn) if make is not None else Base(x.elab, terms, dyn)
     if getattr(x, "_cat_static", None) is None:
         x._cat_static = {}
     b._static = x._cat_static
@@ -531,6 +532,13 @@ class Z3Algebra:
             return
         if kind == "irreflexive":
             for (i, j), t in a.items():
+                if i == j:
+                    c.add(NOT(t))
+            return
+        if getattr(self.x, "acyclic_by_closure", False):
+            # synth/symbolic.py: acyclic as an irreflexive closure (defining variables only,
+            # no existential ranks: a counterexample execution then fixes every choice)
+            for (i, j), t in self.plus(a).items():
                 if i == j:
                     c.add(NOT(t))
             return

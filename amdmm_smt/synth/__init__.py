@@ -165,9 +165,15 @@ def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
 
 
 def run(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3,
-        explain_it: bool = True, timeout: float = 60.0, all_sizes: bool = False) -> Synth:
-    s = search(a, b, bound, jobs=jobs, max_found=max_found, timeout=timeout,
-               all_sizes=all_sizes)
+        explain_it: bool = True, timeout: float = 60.0, all_sizes: bool = False,
+        symbolic: bool = False) -> Synth:
+    if symbolic:        # one query per skeleton (synth/symbolic.py; docs 17.12)
+        from .symbolic import search as symbolic_search
+        s = symbolic_search(a, b, bound, max_found=max_found, timeout=timeout,
+                            all_sizes=all_sizes)
+    else:
+        s = search(a, b, bound, jobs=jobs, max_found=max_found, timeout=timeout,
+                   all_sizes=all_sizes)
     tests = [make_test(f, a, b, k + 1, explain_it, timeout) for k, f in enumerate(s.found)]
     return Synth(a, b, s, tests)
 
@@ -205,6 +211,9 @@ def claim(r: Synth) -> str:
     s, bd = r.search, r.bound
     counted = (f"{s.programs} programs ({sum(la.same_encoding for la in s.layers)} with equal "
                f"encodings), {s.states} candidate states examined")
+    if getattr(s, "symbolic", False):
+        counted = (f"{s.programs} programs in {sum(la.skeletons for la in s.layers)} "
+                   f"skeletons, each asked symbolically ({s.states} counterexample rounds)")
     if s.exhaustive:
         un = unreachable(r.a, r.b, bd.vocab)
         return (f"no program up to {size_words(bd.threads, bd.events)} ({bd.locations} "
@@ -223,7 +232,13 @@ def to_text(r: Synth) -> str:
            f"vocabulary: {bd.vocab.describe()}",
            f"bound: {size_words(bd.threads, bd.events)}, {bd.locations} location(s); "
            f"searched {s.programs} programs, {s.states} candidate states"]
+    if getattr(s, "symbolic", False):
+        out[-1] = (f"bound: {size_words(bd.threads, bd.events)}, {bd.locations} location(s); "
+                   f"searched symbolically: {s.programs} programs in "
+                   f"{sum(la.skeletons for la in s.layers)} skeletons, {s.states} "
+                   f"counterexample rounds")
     out[2:2] = [f"warning: {w}" for w in warnings_of(r.a, r.b, bd.vocab)]
+    out[2:2] = [f"error: {d}" for d in getattr(s, "disagreements", [])]
     if not r.tests:
         out.append(claim(r))
         return "\n".join(out) + "\n"
@@ -254,6 +269,9 @@ def to_json(r: Synth) -> str:
                        "not_litmus_tests": la.invalid}
                       for la in s.layers],
            "tests": [t.record() for t in r.tests],
+           "search": "symbolic" if getattr(s, "symbolic", False) else "enumerative",
+           "skeletons": sum(la.skeletons for la in s.layers),
+           "disagreements": list(getattr(s, "disagreements", [])),
            "warnings": warnings_of(r.a, r.b, bd.vocab)}
     if not r.tests:
         rec["claim"] = claim(r)

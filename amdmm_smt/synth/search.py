@@ -190,6 +190,7 @@ class Layer:
     undecided: int = 0
     differing: int = 0
     invalid: int = 0            # refused by the frontend (not litmus tests; not in programs)
+    skeletons: int = 0          # the symbolic search (symbolic.py): skeletons asked
     complete: bool = True       # every program of the layer examined
 
 

@@ -1,0 +1,135 @@
+"""The symbolic search (amdmm_smt/synth/symbolic.py, docs/semantics.md §17.12) against the
+enumerative one: skeleton by skeleton, the symbolic query finds a difference exactly when some
+concrete program of the skeleton (every choice of attributes, every placement) differs under
+the hand-written encoders; and the smallest sizes agree."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from amdmm_smt.cli import main
+from amdmm_smt.errors import LitmusError
+from amdmm_smt.model import get_model
+from amdmm_smt.synth import build_models, with_options
+from amdmm_smt.synth import programs as P
+from amdmm_smt.synth import symbolic as S
+from amdmm_smt.synth.search import compare, search
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# small vocabularies with several choices per slot (orders x scopes) and placements
+V_SCOPES = P.Vocab(kinds=("st", "ld"), orders=("na", "mono", "rel", "acq"),
+                   scopes=("workgroup", "agent"), spaces=("global",),
+                   placements=("wg", "agent"))
+V_RMW = P.Vocab(kinds=("st", "ld", "rmw", "fence"), orders=("mono", "rel", "acq"),
+                scopes=("workgroup", "agent"), spaces=("global",), placements=("agent",),
+                flags=("avnone",))
+V_CAS = P.Vocab(kinds=("st", "ld", "cas"), orders=("mono", "acq"), scopes=("agent",),
+                spaces=("undef", "global"), placements=("agent",))
+
+
+def concrete_differs(skel, a, b, v) -> bool:
+    """Some program of the skeleton differs (hand-written encoders, every instantiation)."""
+    ch = S.choices_of(v)
+    slots = [ins for th in skel.threads for ins in th]
+    lists = [ch[(ins[0], tuple(skel.spaces[x] for x in ins[4]))] for ins in slots]
+    for plc in S.placements_of(skel, v):
+        for pick in itertools.product(*lists):
+            prog = S.instantiate(P.replace(skel, placement=plc), list(pick))
+            if compare(prog, a, b).differs:
+                return True
+    return False
+
+
+CASES = [("scope_inclusion=opencl", V_SCOPES, 2, 2), ("init_in_every_scope=false", V_SCOPES, 2, 2),
+         ("coherence=langref", V_SCOPES, 2, 3), ("cas_undef=fail", V_CAS, 1, 2),
+         ("read_lo=true", V_RMW, 2, 2), ("lds_scope=data", V_SCOPES, 2, 2)]
+
+
+@pytest.mark.parametrize("opt,v,threads,events", CASES, ids=[c[0] for c in CASES])
+def test_each_skeleton_agrees_with_its_programs(opt, v, threads, events):
+    a, b = build_models("seed", None, [opt])
+    fa, fb = S.cat_of(a), S.cat_of(b)
+    n = agree_diff = 0
+    for ev in range(1, events + 1):
+        for th in range(1, min(threads, ev) + 1):
+            for skel in S.skeletons(v, th, ev, 2):
+                r = S.ask(skel, fa, fb, v)
+                assert r.decided and not r.disagreement, (skel, r.disagreement)
+                want = concrete_differs(skel, a, b, v)
+                assert (r.found is not None) == want, (opt, skel, r.found)
+                if r.found is not None:
+                    assert compare(r.found, a, b).differs
+                n += 1
+                agree_diff += want
+    assert n > 0
+    if opt in ("scope_inclusion=opencl", "init_in_every_scope=false", "cas_undef=fail",
+               "coherence=langref"):
+        assert agree_diff > 0          # the bound reaches a difference (docs/synth-options.md)
+
+
+@pytest.mark.parametrize("opt,v,bound", [
+    ("scope_inclusion=opencl", V_SCOPES, (2, 3)),
+    ("coherence=langref", P.Vocab(kinds=("st", "ld"), orders=("mono",), scopes=("agent",),
+                                  spaces=("global",), placements=("agent",)), (3, 3)),
+    ("final_co=hb", V_SCOPES, (2, 2))])
+def test_smallest_size_agrees(opt, v, bound):
+    a, b = build_models("seed", None, [opt])
+    bd = P.Bound(bound[0], bound[1], 2, v)
+    e = search(a, b, bd, max_found=1, minimise_it=False)
+    s = S.search(a, b, bd, max_found=1, minimise_it=False)
+    size = lambda r: (P.size_of(r.found[0].original)[:2] if r.found else None)   # noqa: E731
+    assert size(e) == size(s)
+    assert s.exhaustive or s.found
+    if s.found:
+        assert compare(s.found[0].prog, a, b).differs
+
+
+def test_no_difference_between_equal_versions():
+    a = get_model("seed")
+    s = S.search(a, a, P.Bound(2, 2, 2, V_SCOPES))
+    assert not s.found and s.exhaustive and s.programs > 0
+
+
+def test_versions_without_a_model_file_are_refused():
+    seed = get_model("seed")
+    b = with_options(seed, [("read_lo", True), ("avvis", False)])
+    with pytest.raises(LitmusError, match="no model file"):
+        S.cat_of(b)
+    assert S.cat_of(with_options(seed, [("read_lo", True)])).cat.endswith("read_lo-true.cat")
+    assert S.cat_of(with_options(seed, [("cas_undef", "fail")])).cat.endswith("seed.cat")
+
+
+def test_barrier_vocabulary_is_refused():
+    a, b = build_models("seed", None, ["barrier_hb=none"])
+    v = P.Vocab(kinds=("st", "ld", "bar"), orders=("na",))
+    with pytest.raises(LitmusError, match="memory instructions"):
+        S.search(a, b, P.Bound(2, 2, 2, v))
+
+
+def _cli(*args):
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_cli_symbolic_finds_the_smallest_test():
+    code, out, err = _cli("synth", "--from", "seed", "--option", "scope_inclusion=opencl", "--symbolic",
+                          "--events", "2", "--vocab",
+                          "kinds=st,ld;orders=na,mono;scopes=workgroup,agent;placements=wg",
+                          "--json", "--no-explain", "--max", "1")
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["search"] == "symbolic" and rec["skeletons"] > 0 and not rec["disagreements"]
+    assert len(rec["tests"]) == 1
+
+
+def test_cli_symbolic_refuses_barriers_exit_2():
+    code, out, err = _cli("synth", "--from", "seed", "--option", "barrier_hb=none", "--symbolic", "--events",
+                          "2")
+    assert code == 2
+    assert "memory instructions" in err and "Traceback" not in err + out
