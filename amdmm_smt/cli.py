@@ -747,7 +747,7 @@ def _with_synth(text: str, fmt: str, a, b, threads: int, events: int, jobs: int)
               help="Search symbolically: one solver query per skeleton (threads, each "
                    "instruction's kind and locations) with the orders, scopes, flags and "
                    "placement chosen by the solver, the rules read from the versions' model "
-                   "files (memory instructions only; docs/semantics.md 17.12).")
+                   "files (memory instructions only; docs/semantics.md 17.9).")
 def synth(model_a, model_b, options, threads, events, locations, vocab, max_found, all_sizes,
           no_explain, out_dir, as_json, timeout, jobs, symbolic):
     """Synthesize the smallest litmus tests that tell two model versions apart: every program

@@ -112,7 +112,7 @@ def main() -> None:
     if args.out:
         section = (f"{BEGIN}\n## The symbolic search\n\n"
                    "`amdmm-smt synth --symbolic` (amdmm_smt/synth/symbolic.py, docs/semantics.md "
-                   "§17.12): one query per skeleton (threads, each slot's kind and locations), "
+                   "§17.9): one query per skeleton (threads, each slot's kind and locations), "
                    "the orders, scopes, flags and placement the solver's choice; the rows whose "
                    "vocabulary it takes (memory instructions), at the row's bound, against the "
                    "enumerative search above (the smallest size with a difference; \"none\" is "

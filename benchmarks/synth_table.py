@@ -78,6 +78,12 @@ def main() -> None:
         text = "\n".join(lines) + "\n"
     else:
         text = markdown(out, closing=closing)
+    # the symbolic search's section (benchmarks/synth_symbolic.py writes it): kept
+    mark = "<!-- symbolic search: benchmarks/synth_symbolic.py -->"
+    if os.path.exists(args.out) and mark not in text:
+        cur = open(args.out, encoding="utf-8").read()
+        if mark in cur:
+            text = text.rstrip("\n") + "\n\n" + cur[cur.index(mark):]
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
 

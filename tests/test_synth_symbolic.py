@@ -1,4 +1,4 @@
-"""The symbolic search (amdmm_smt/synth/symbolic.py, docs/semantics.md §17.12) against the
+"""The symbolic search (amdmm_smt/synth/symbolic.py, docs/semantics.md §17.9) against the
 enumerative one: skeleton by skeleton, the symbolic query finds a difference exactly when some
 concrete program of the skeleton (every choice of attributes, every placement) differs under
 the hand-written encoders; and the smallest sizes agree."""

@@ -167,7 +167,7 @@ def make_test(f: Found, a: Model, b: Model, index: int, explain_it: bool = True,
 def run(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3,
         explain_it: bool = True, timeout: float = 60.0, all_sizes: bool = False,
         symbolic: bool = False) -> Synth:
-    if symbolic:        # one query per skeleton (synth/symbolic.py; docs 17.12)
+    if symbolic:        # one query per skeleton (synth/symbolic.py; docs 17.9)
         from .symbolic import search as symbolic_search
         s = symbolic_search(a, b, bound, max_found=max_found, timeout=timeout,
                             all_sizes=all_sizes)

@@ -1,4 +1,4 @@
-"""Synthesis, part 3: the symbolic search (issue 29 item 2; docs/semantics.md §17.7).
+"""Synthesis, part 3: the symbolic search (issue 29 item 2; docs/semantics.md §17.9).
 
 The enumerative search (search.py) solves every program of the vocabulary. This one asks Z3,
 for each *skeleton* (the threads, each slot's instruction kind and locations, the placement
