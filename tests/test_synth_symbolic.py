@@ -165,3 +165,17 @@ def test_docs_symbolic_section_agrees_and_is_what_the_tool_produces():
     assert (f"{len(p.threads)} threads × {p.events} events at {bd.threads} threads × "
             f"{bd.events} events: {sum(la.skeletons for la in s.layers)} skeletons for "
             f"{s.programs} programs") in line
+
+
+def test_cli_symbolic_between_two_model_files():
+    """issue 29 item 4: two model files by path, nothing else (their definitions differ)."""
+    d = os.path.join(ROOT, "amdmm_smt", "models")
+    code, out, err = _cli("synth", "--from", os.path.join(d, "seed.cat"), "--to",
+                          os.path.join(d, "options", "coherence-langref.cat"), "--symbolic",
+                          "--events", "3", "--vocab",
+                          "kinds=st,ld;orders=mono;scopes=agent;placements=agent",
+                          "--no-explain", "--max", "1", "--json")
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["search"] == "symbolic" and len(rec["tests"]) == 1
+    assert rec["tests"][0]["events"] == 3 and rec["tests"][0]["threads"] == 2
