@@ -279,21 +279,12 @@ def search(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3
                             progress(layer)
                         continue
                     layer.differing += 1
-                    f = _found(c, a, b, minimise_it, timeout)
-                    key = f.prog.key()
-                    if key not in seen:
-                        seen.add(key)
-                        res.found.append(f)
-                    if len(res.found) >= max_found:
-                        layer.complete = False
-                        res.stopped = f"{max_found} distinct test(s) found"
+                    if record_found(res, layer, _found(c, a, b, minimise_it, timeout), seen,
+                                    max_found):
                         break
                 if res.stopped:
                     break
-            if res.stopped:
-                break
-            if res.found and not all_sizes:
-                res.stopped = "the smallest size with a difference is done"
+            if size_done(res, all_sizes):
                 break
     finally:
         if pool is not None:
@@ -302,6 +293,29 @@ def search(a: Model, b: Model, bound: P.Bound, jobs: int = 1, max_found: int = 3
     res.found.sort(key=lambda f: (P.size_of(f.prog), f.prog.key()))
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def record_found(res: Search, layer: Layer, f: Found, seen: set, max_found: int) -> bool:
+    """Keep a minimised difference once (by its canonical key); True when max_found distinct
+    tests are known and the search stops (both searches: this one and symbolic.py's)."""
+    if f.prog.key() not in seen:
+        seen.add(f.prog.key())
+        res.found.append(f)
+    if len(res.found) >= max_found:
+        layer.complete = False
+        res.stopped = f"{max_found} distinct test(s) found"
+        return True
+    return False
+
+
+def size_done(res: Search, all_sizes: bool) -> bool:
+    """At the end of a size: stop when stopped, or at the first size with a difference."""
+    if res.stopped:
+        return True
+    if res.found and not all_sizes:
+        res.stopped = "the smallest size with a difference is done"
+        return True
+    return False
 
 
 def jobs_default() -> int:

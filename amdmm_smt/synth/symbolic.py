@@ -581,7 +581,7 @@ def search(a: Model, b: Model, bound: P.Bound, max_found: int = 1, minimise_it: 
     """Every skeleton up to the bound, smallest first (instructions, then threads), each
     asked symbolically; a difference found is minimised and compared by the hand-written
     encoders like the enumerative search's (search._found)."""
-    from .search import _found
+    from .search import _found, record_found, size_done
     bad = unsupported(bound.vocab)
     if bad:
         raise LitmusError(f"synth --symbolic: the symbolic search takes the memory "
@@ -618,20 +618,12 @@ def search(a: Model, b: Model, bound: P.Bound, max_found: int = 1, minimise_it: 
                         f"versions' own encoders do not")
                     continue
                 layer.differing += 1
-                f = _found(c, a, b, minimise_it, timeout)
-                if f.prog.key() not in seen:
-                    seen.add(f.prog.key())
-                    res.found.append(f)
-                if len(res.found) >= max_found:
-                    layer.complete = False
-                    res.stopped = f"{max_found} distinct test(s) found"
+                if record_found(res, layer, _found(c, a, b, minimise_it, timeout), seen,
+                                max_found):
                     break
             if res.stopped:
                 break
-        if res.stopped:
-            break
-        if res.found and not all_sizes:
-            res.stopped = "the smallest size with a difference is done"
+        if size_done(res, all_sizes):
             break
     res.found.sort(key=lambda f: (P.size_of(f.prog), f.prog.key()))
     res.seconds = time.perf_counter() - t0
