@@ -64,3 +64,18 @@ def sampled(values, every: int, offset: int = 0, heavy=(), key=None) -> list:
         fast = (k - offset) % every == 0 and (key(v) if key else v) not in heavy
         out.append(pytest.param(*args, id=name, marks=() if fast else pytest.mark.long))
     return out
+
+
+# ---- the session's own collection (tests/test_tiers.py) --------------------------------------
+# Every item the session collected, before `-m` / `-k` deselect any, with whether it is in the
+# long tier: a session that collected the whole suite (the fast tier's run, .ci/run's) lets
+# tests/test_tiers.py check the tiers on it instead of collecting the suite again.
+COLLECTED = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    # the items themselves: a later hook may rename them (xdist's loadgroup appends
+    # "@group" to the node ids of an xdist_group)
+    config.stash[COLLECTED] = [(it, it.get_closest_marker("long") is not None)
+                               for it in items]

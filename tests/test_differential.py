@@ -403,7 +403,9 @@ def test_symmetry_pruning_changes_no_answer(tier):
     import random
     from amdmm_smt.elaborate.cflow import symmetries
     from .gen import cflow_symmetric_test
-    rng = random.Random(1807)
+    # the fast tier's six from another seed: 1807's fourth test costs 5 s (both solves), the
+    # six of 1808 2 s together, five of them with a symmetry; the long tier runs 1807's
+    rng = random.Random(1807 if tier == "long" else 1808)
     pruned = 0
     n = count(tier, SYM_N, 6)
     for i in range(n):

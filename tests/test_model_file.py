@@ -206,8 +206,10 @@ def barrier_generated(n: int, model_path: str = SEED, hand=None, offset: int = 0
 
 
 def test_generated_barrier_tests_agree(tier):
-    n = 4 if tier == "fast" else 90
-    assert barrier_generated(n) >= n // 3
+    # the fast tier from seed 4 (seed 3's test, whose file-driven reference run gives up after
+    # 6 s, is in the long tier's 90): six tests, two of each generator
+    n, offset = (6, 4) if tier == "fast" else (90, 0)
+    assert barrier_generated(n, offset=offset) >= n // 3
 
 
 def test_generated_barrier_tests_agree_under_pr170447(tier):

@@ -87,18 +87,46 @@ HEAVY = {"async/async-uneven-blocks.yaml", "calls/async-call-nested.yaml",
          "calls/async-call-nested.inlined.yaml", "barrier/bar-4waves-2phases.yaml"}
 
 
+def _rels(option: str) -> tuple:
+    """The tests an option's file is gated on, and the name of that list."""
+    if option == "barrier_model":
+        return "pr170447", PR170447
+    if option in BARRIER_OPTIONS:
+        return "barrier", BARRIER
+    if option in ASYNC_OPTIONS:
+        return "async", [r for r in ASYNC if not r.startswith("forms/")]
+    return "corpus", CORPUS
+
+
 def _cases(shift: int = 0) -> list:
-    """(file, test) pairs. The fast tier runs every eighth test of each file's gate, from an
-    offset that moves with the file, so that every test of the corpus is still run under some
-    option file (the reference gate from another offset than the SMT gate); the long tier runs the rest (each option's own hand-derived tests, below and in
+    """(file, test) pairs. The fast tier runs every k-th test of each file's gate, k the
+    number of files gated on the same tests (at least 8: the 12 files on the corpus take every
+    12th, the 9 on the barrier tests every 9th), from an offset that moves by one with each
+    such file, so that every test of the corpus and of the barrier tests is still run under
+    exactly one option file in each engine (the reference gate from another offset than the
+    SMT gate); the long tier runs the rest (each option's own hand-derived tests, below and in
     tests/test_barrier.py, test_async.py, test_calls.py and the corpus, pin what it means)."""
+    groups: dict = {}
+    for o, _, f in OPTION_FILES:
+        groups.setdefault(_rels(o)[0], []).append(f)
     out = []
-    for n, (o, _, f) in enumerate(OPTION_FILES):
-        rels = (PR170447 if o == "barrier_model" else BARRIER if o in BARRIER_OPTIONS else
-                [r for r in ASYNC if not r.startswith("forms/")] if o in ASYNC_OPTIONS
-                else CORPUS)
-        out += sampled([(f, rel) for rel in rels], 8, n + shift, HEAVY, key=lambda v: v[1])
+    for o, _, f in OPTION_FILES:
+        name, rels = _rels(o)
+        files = groups[name]
+        out += sampled([(f, rel) for rel in rels], max(8, len(files)), files.index(f) + shift,
+                       HEAVY, key=lambda v: v[1])
     return out
+
+
+def test_the_fast_tier_runs_each_test_under_some_option_file():
+    """What _cases says of its sample: each test of the corpus and of the barrier tests meets
+    one option file in the fast tier of each gate, in the SMT and reference gates alike."""
+    for shift in (0, 3):
+        fast = {c.values for c in _cases(shift) if not c.marks}
+        for name, rels in (("corpus", CORPUS), ("barrier", BARRIER)):
+            met = {rel for f, rel in fast if f in {g for o, _, g in OPTION_FILES
+                                                     if _rels(o)[0] == name}}
+            assert met == set(rels) - HEAVY, (name, shift, sorted(set(rels) - HEAVY - met))
 
 
 CASES = _cases()

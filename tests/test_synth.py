@@ -6,6 +6,7 @@ exhaustive claim, and `diff --synth` appends the tests."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -575,14 +576,35 @@ def _witness():
     return P.Program(((0, 0, 0, 0),), (th,), ("global", "local"), "", (0, 0, 2))
 
 
-@pytest.fixture(scope="module")
-def calls_run():
+def _calls_search(vocab):
     a, b = build_models("seed", None, ["async_calls=inlined"])
+    return run(a, b, P.Bound(2, 4, 2, vocab), jobs=1, max_found=1)
+
+
+@pytest.fixture(scope="module")
+def calls_run_full():
+    """The async_calls preset's search (18 s): the long tier."""
     from amdmm_smt.synth.presets import PRESETS
-    return run(a, b, P.Bound(2, 4, 2, PRESETS["async_calls"]), jobs=1, max_found=1)
+    return _calls_search(PRESETS["async_calls"])
 
 
-# the three tests of the calls_run search share one worker under `--dist loadgroup` (.ci/run),
+@pytest.fixture(scope="module")
+def calls_run_small():
+    """The same search over the preset's vocabulary without loads (the witness has none):
+    the same layers, a third of the programs (8 s): the fast tier."""
+    from amdmm_smt.synth.presets import PRESETS
+    v = PRESETS["async_calls"]
+    assert "ld" in v.kinds
+    return _calls_search(dataclasses.replace(v, kinds=tuple(k for k in v.kinds if k != "ld")))
+
+
+@pytest.fixture(params=[pytest.param("small", id="fast"),
+                        pytest.param("full", id="long", marks=pytest.mark.long)])
+def calls_run(request):
+    return request.getfixturevalue("calls_run_" + request.param)
+
+
+# the two tests of each calls_run search share one worker under `--dist loadgroup` (.ci/run),
 # so the module's fixture searches once
 @pytest.mark.xdist_group("calls_run")
 def test_async_calls_smallest_is_the_hand_derived_one(calls_run):
@@ -605,7 +627,8 @@ def test_async_calls_smallest_is_the_hand_derived_one(calls_run):
     only x=1 y=0. So @x == 1 && @y == undef is allowed by seed only. Smaller programs cannot
     differ: a call needs a mark or wait in its body (R-synth-call), the difference needs a
     copy, its mark, a wait in another body and an access that observes it (four
-    instructions) — the search confirms no program of 3 or fewer instructions differs."""
+    instructions) — the search confirms no program of 3 or fewer instructions differs (in the
+    fast tier over the preset's vocabulary without loads, in the long tier over all of it)."""
     assert calls_run.tests
     t = calls_run.tests[0]
     assert t.found.prog.key() == P.canonical(_witness()).key()
@@ -644,11 +667,10 @@ def test_synthesized_call_test_parses_and_verifies(calls_run, tmp_path):
         assert r.complete and _outcomes(r).states == o.states
 
 
-@pytest.mark.xdist_group("calls_run")
-def test_minimiser_inlines_a_call(calls_run):
+def test_minimiser_inlines_a_call():
     """Inlining the call is a one-step reduction (the weaker program); on the witness it loses
     the difference (1-minimal), and a call the difference does not need is inlined away."""
-    a, b = calls_run.a, calls_run.b
+    a, b = build_models("seed", None, ["async_calls=inlined"])
     w = P.canonical(_witness())
     reds = dict(P.reductions(w))
     inl = [r for d, r in reds.items() if d.startswith("inline the call")]
