@@ -4,6 +4,7 @@ reason. No assertion here measures speed: the bounds below are generous (a limit
 asserted at < 30 s, because the machine is shared and slow) and check only that a limit is
 honoured at all, which is a correctness property; before the fix these runs took minutes."""
 
+import functools
 import json
 import subprocess
 import sys
@@ -198,6 +199,7 @@ class _Injector:
                     monkeypatch.setattr(m, name, wrapped)
 
     def _wrap(self, name, fn):
+        @functools.wraps(fn)    # __wrapped__: seen through by encode/logic.py's raw calls
         def call(*a):
             self.calls.append(name)
             if self.at is not None and len(self.calls) == self.at:

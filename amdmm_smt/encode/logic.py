@@ -3,6 +3,7 @@ the encoding context shared by the axiom modules."""
 
 from __future__ import annotations
 
+import inspect
 from contextlib import contextmanager
 from typing import Optional, Union
 
@@ -17,8 +18,10 @@ B = Union[bool, z3.BoolRef]
 def _raw(api):
     """The ctypes function behind a z3core wrapper, without the wrapper's error check (one C
     call less per term). Used only for And / Or / Not of Boolean terms built here, which
-    cannot fail: the arguments are BoolRefs of one context (checked by the callers)."""
-    return api.__defaults__[0].f
+    cannot fail: the arguments are BoolRefs of one context (checked by the callers). A
+    wrapper around z3core's own (a test's call counter) is seen through by the standard
+    `__wrapped__` protocol, so the import order does not matter."""
+    return inspect.unwrap(api).__defaults__[0].f
 
 
 _AND_F = _raw(z3.z3core.Z3_mk_and)
