@@ -549,10 +549,11 @@ def lint(paths, model_name, as_json, timeout, memory_mb, jobs):
 def _check_cat(model_name, err) -> None:
     """A model file in the model language is parsed and type-checked before any test runs:
     its errors are the command's (exit 2), its warnings printed once."""
-    from .cat import is_cat, load_cached
-    if is_cat(model_name):
-        for w in load_cached(model_name).warnings:
-            err.print(w, markup=False, soft_wrap=True)
+    if not (isinstance(model_name, str) and model_name.lower().endswith(".cat")):
+        return      # cat.is_cat, without importing the model language (start-up: issue 30)
+    from .cat import load_cached
+    for w in load_cached(model_name).warnings:
+        err.print(w, markup=False, soft_wrap=True)
 
 
 @main.group("model", cls=_Group)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields, replace
-from importlib import resources
 from typing import Optional
 
 import yaml
@@ -24,7 +23,11 @@ MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 def shipped_models_dir() -> Optional[str]:
     """Where the shipped model files are: the package data, else the source tree's models/."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+    if os.path.isdir(here):     # a package on the file system: what importlib.resources gives,
+        return here             # without its import (start-up, issue 30 item 3)
     try:
+        from importlib import resources
         pkg = resources.files("amdmm_smt").joinpath("models")
         if pkg.is_dir():
             return str(pkg)

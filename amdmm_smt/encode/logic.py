@@ -3,7 +3,6 @@ the encoding context shared by the axiom modules."""
 
 from __future__ import annotations
 
-import inspect
 from contextlib import contextmanager
 from typing import Optional, Union
 
@@ -21,7 +20,9 @@ def _raw(api):
     cannot fail: the arguments are BoolRefs of one context (checked by the callers). A
     wrapper around z3core's own (a test's call counter) is seen through by the standard
     `__wrapped__` protocol, so the import order does not matter."""
-    return inspect.unwrap(api).__defaults__[0].f
+    while hasattr(api, "__wrapped__"):     # inspect.unwrap, without importing inspect
+        api = api.__wrapped__
+    return api.__defaults__[0].f
 
 
 _AND_F = _raw(z3.z3core.Z3_mk_and)
