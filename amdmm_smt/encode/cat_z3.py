@@ -242,11 +242,8 @@ def _z(t) -> z3.BoolRef:
 def _fold(t) -> B:
     if isinstance(t, bool):
         return t
-    if z3.is_true(t):
-        return True
-    if z3.is_false(t):
-        return False
-    return t
+    v = _BOOL_VALUE(t.ctx.ref(), t.as_ast())     # z3.is_true / is_false in one C call
+    return True if v == 1 else False if v == -1 else t
 
 
 class Z3Algebra:
@@ -490,8 +487,12 @@ class Z3Algebra:
     def _subst(t, dep: set, values: dict, atoms: dict) -> B:
         if isinstance(t, bool) or not dep:
             return t
-        return _fold(z3.simplify(_substitute(t, [(atoms[d], _z(values.get(d, False)))
-                                                 for d in dep])))
+        pairs = [(atoms[d], values.get(d, False)) for d in dep]
+        u = _substitute(t, [(a, _z(v)) for a, v in pairs])
+        if all(not isinstance(v, bool) for _, v in pairs):
+            return u        # no constant went in: nothing for simplify to fold (AND / OR /
+                            # NOT built the terms folding every constant already)
+        return _fold(z3.simplify(u))
 
     def _subst_define(self, e, t, dep: set, values: dict, atoms: dict) -> B:
         u = self._subst(t, dep, values, atoms)
@@ -529,6 +530,7 @@ class Z3Algebra:
             c.add(IMPLIES(t, rank[i] < rank[j]))
 
 
+_BOOL_VALUE = _raw(z3.z3core.Z3_get_bool_value)
 _AST_ID = _raw(z3.z3core.Z3_get_ast_id)
 _AST_KIND = _raw(z3.z3core.Z3_get_ast_kind)
 _NUM_ARGS = _raw(z3.z3core.Z3_get_app_num_args)
