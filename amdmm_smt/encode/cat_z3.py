@@ -337,13 +337,28 @@ class Z3Algebra:
         rows: dict = {}
         for (k, j), t in b.items():
             rows.setdefault(k, []).append((j, t))
-        acc: dict = {}
+        acc: dict = {}          # pair -> its steps, or True once a step is constant-true
         for (i, k), t1 in a.items():
-            for j, t2 in rows.get(k, ()):
-                acc.setdefault((i, j), []).append(AND(t1, t2))
+            r = rows.get(k)
+            if r is None:
+                continue
+            for j, t2 in r:
+                ts = acc.get((i, j))
+                if ts is True:
+                    continue
+                # the terms are never False (relations keep true pairs only); a True side
+                # is the other side, without the generic folding
+                v = t2 if t1 is True else t1 if t2 is True else AND(t1, t2)
+                if v is True:
+                    acc[(i, j)] = True
+                elif v is not False:
+                    if ts is None:
+                        acc[(i, j)] = [v]
+                    else:
+                        ts.append(v)
         out = {}
         for key, ts in acc.items():
-            v = OR(ts)
+            v = True if ts is True else ts[0] if len(ts) == 1 else OR(ts)
             if v is not False:
                 out[key] = v
         return out

@@ -85,9 +85,14 @@ _Arr2 = _Arr[2]
 def AND(*xs: B) -> B:
     if len(xs) == 2:
         a, b = xs
-        if type(a) is _BoolRef and type(b) is _BoolRef:   # the common case, directly
+        ta, tb = type(a), type(b)
+        if ta is _BoolRef and tb is _BoolRef:   # the common case, directly
             ctx = a.ctx
             return _wrap(ctx, _AND_F(ctx.ref(), 2, _Arr2(a.ast, b.ast)))
+        if ta is bool and (tb is _BoolRef or tb is bool):     # a constant and a term
+            return b if a else False
+        if tb is bool and ta is _BoolRef:
+            return a if b else False
     out: list = []
     if _collect(xs, out, False):
         return False
@@ -103,9 +108,14 @@ def AND(*xs: B) -> B:
 def OR(*xs: B) -> B:
     if len(xs) == 2:
         a, b = xs
-        if type(a) is _BoolRef and type(b) is _BoolRef:
+        ta, tb = type(a), type(b)
+        if ta is _BoolRef and tb is _BoolRef:
             ctx = a.ctx
             return _wrap(ctx, _OR_F(ctx.ref(), 2, _Arr2(a.ast, b.ast)))
+        if ta is bool and (tb is _BoolRef or tb is bool):
+            return True if a else b
+        if tb is bool and ta is _BoolRef:
+            return True if b else a
     out: list = []
     if _collect(xs, out, True):
         return True
