@@ -117,6 +117,7 @@ class Evaluator:
         self.info = _analyse(m)
         self.shared = shared
         self.local: dict = {}
+        self.round = None       # while a let rec group iterates: this application's values
 
     # ---- names ----
     def get(self, name: str, level, sp):
@@ -166,11 +167,15 @@ class Evaluator:
         def F(cur: dict) -> dict:
             for k, v in cur.items():
                 self.memo[k] = v
-            out = {}
-            for k in keys:
-                g = self.m.defs[k[0]]
-                env = {g.b.param: k[1]} if g.b.param else {}
-                out[k] = self.eval(g.b.expr, env, k[2] if g.space else None)
+            prev, self.round = self.round, {}
+            try:
+                out = {}
+                for k in keys:
+                    g = self.m.defs[k[0]]
+                    env = {g.b.param: k[1]} if g.b.param else {}
+                    out[k] = self.eval(g.b.expr, env, k[2] if g.space else None)
+            finally:
+                self.round = prev
             for k in cur:
                 self.memo.pop(k, None)
             return out
@@ -183,10 +188,17 @@ class Evaluator:
         if isinstance(e, Name):
             return self._eval(e, env, sp)
         dyn, rec, free = self.info.get(id(e), (True, True, None))
-        if rec:
+        if free is None:
             return self._eval(e, env, sp)
         key = (id(e), tuple((k, env[k]) for k in free if k in env), sp)
-        store = self.local if dyn or self.shared is None else self.shared
+        if rec:
+            # a node naming a recursive definition: while a group iterates (`round`), its
+            # value holds for one application of the bodies (the group's atoms fixed), e.g.
+            # vis[K] ; ... shared by every vis[L] with L <= K; outside, the groups it names
+            # are complete and it is memoised as any node
+            store = self.round if self.round is not None else self.local
+        else:
+            store = self.local if dyn or self.shared is None else self.shared
         v = store.get(key)
         if v is None:
             v = store[key] = self._eval(e, env, sp)
