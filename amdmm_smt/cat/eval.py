@@ -187,10 +187,11 @@ class Evaluator:
     def eval(self, e, env: dict, sp):
         if isinstance(e, Name):
             return self._eval(e, env, sp)
-        dyn, rec, free = self.info.get(id(e), (True, True, None))
-        if free is None:
+        inf = self.info.get(id(e))
+        if inf is None:
             return self._eval(e, env, sp)
-        key = (id(e), tuple((k, env[k]) for k in free if k in env), sp)
+        dyn, rec, free = inf
+        key = (id(e), tuple([(k, env[k]) for k in free if k in env]) if free else (), sp)
         if rec:
             # a node naming a recursive definition: while a group iterates (`round`), its
             # value holds for one application of the bodies (the group's atoms fixed), e.g.
