@@ -295,8 +295,9 @@ def figures20(quick: bool, limit: float = 60.0) -> None:
              ("decide 4 threads x 16 operations (CPU s)", "ops-per-thread", 16, "decide", 0.5),
              ("decide the 64-thread MP chain (CPU s)", "mp-chain", 64, "decide", 2.0),
              ("decide 16 threads x 8 operations (CPU s)", "ops-16threads", 8, "decide", 2.0),
+             # issue 20 asked for 10 s, issue 30 for 5 s: the stricter target is shown
              ("decide 200 events: 8 threads x 25 operations (CPU s)", "ops-8threads", 25,
-              "decide", 10.0)]
+              "decide", 5.0)]
     if quick:
         cases = cases[1:3]
     for name, fam, n, mode, target in cases:
