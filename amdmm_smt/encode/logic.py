@@ -29,13 +29,26 @@ _AND_F = _raw(z3.z3core.Z3_mk_and)
 _OR_F = _raw(z3.z3core.Z3_mk_or)
 _NOT_F = _raw(z3.z3core.Z3_mk_not)
 _INC_F = _raw(z3.z3core.Z3_inc_ref)
+_EQ_F = _raw(z3.z3core.Z3_mk_eq)
+_SYM_F = _raw(z3.z3core.Z3_mk_string_symbol)
+_CONST_F = _raw(z3.z3core.Z3_mk_const)
+_BOOL_SORT_F = _raw(z3.z3core.Z3_mk_bool_sort)
 _new = object.__new__
 _Arr = [z3.Ast * n for n in range(9)]
+
+
+def _fail(ctx) -> None:
+    core = z3.z3core
+    code = core.Z3_get_error_code(ctx.ref())
+    raise z3.Z3Exception(core.Z3_get_error_msg(ctx.ref(), code).encode()
+                         if code else b"out of memory (a Z3 call made no term)")
 
 
 def _wrap(ctx, ast) -> z3.BoolRef:
     """z3.BoolRef(ast, ctx) without the Python wrapper's call chain (the reference it takes
     is released by AstRef.__del__ as usual)."""
+    if not ast:         # a raw call that failed (Z3 past its memory_max_size): what the
+        _fail(ctx)      # z3py wrapper would have raised, not a NULL term
     r = _new(_BoolRef)
     r.ctx = ctx
     r.ast = ast
@@ -211,15 +224,16 @@ class Ctx:
         if isinstance(expr, bool):
             return expr
         tick()
-        v = z3.Bool(f"{name}#{self._n}")
+        v = _bool(f"{name}#{self._n}")
         self._n += 1
-        self.constraints.append(v == expr)
+        self.constraints.append(_eq(v, expr) if type(expr) is _BoolRef and expr.ctx is v.ctx
+                                else v == expr)
         self.families.append(self.current)
         return v
 
     def fresh_bool(self, name: str) -> z3.BoolRef:
         tick()
-        v = z3.Bool(f"{name}#{self._n}")
+        v = _bool(f"{name}#{self._n}")
         self._n += 1
         return v
 
@@ -234,7 +248,23 @@ class Ctx:
         return v
 
 
+def _eq(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
+    """a == b of two Boolean terms of one context, by one C call (z3py's __eq__ coerces and
+    sort-checks both sides: a tenth of building a dense test's encoding)."""
+    ctx = a.ctx
+    return _wrap(ctx, _EQ_F(ctx.ref(), a.ast, b.ast))
+
+
+def _bool(name: str) -> z3.BoolRef:
+    """z3.Bool(name) in the main context by two C calls (the same constant)."""
+    ctx = z3.main_ctx()
+    r = ctx.ref()
+    return _wrap(ctx, _CONST_F(r, _SYM_F(r, name.encode()), _BOOL_SORT_F(r)))
+
+
 def IFF(a: B, b: B) -> B:
+    if type(a) is _BoolRef and type(b) is _BoolRef and a.ctx is b.ctx:
+        return _eq(a, b)
     if isinstance(a, bool) and isinstance(b, bool):
         return a == b
     if isinstance(a, bool):
