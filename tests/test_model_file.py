@@ -957,8 +957,10 @@ def test_the_file_analysis_drops_reads_from_pairs_its_may_see_excludes():
     assert set(explaining.rf_var) == set(full.rf_var)     # explain keeps every pair
 
 
-@pytest.mark.parametrize("rel", [r for r in CORPUS if r.startswith(("classic/", "cflow/"))][::3]
-                         + ["prune-rf"])
+# every third test of classic/ and cflow/, and prune-rf; the fast tier every other one of
+# those (prune-rf among them), the long tier the rest
+@pytest.mark.parametrize("rel", sampled(
+    ["prune-rf"] + [r for r in CORPUS if r.startswith(("classic/", "cflow/"))][::3], 2, 0))
 def test_the_pruned_file_encoding_lists_the_same_outcomes(rel, monkeypatch):
     from amdmm_smt.encode import cat_z3
     t = (parse_text(PRUNE_TEST, "prune-rf.yaml") if rel == "prune-rf"
