@@ -24,6 +24,10 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# one worker runs this module's tests under `--dist loadgroup` (the fast tier's run, .ci/run),
+# so the module's venv fixture is built once, not once on each worker that gets one of them
+pytestmark = pytest.mark.xdist_group("install")
+
 
 def base_python() -> str:
     """The interpreter this Python was made from: a venv's interpreter would hand a venv made

@@ -145,8 +145,11 @@ def test_async_under_the_upstream_file_equals_the_built_in_version(rel, version,
     _same(run(t, get_model(version)), run(t, get_model(path)), rel)
 
 
-@pytest.mark.parametrize("engine", ["smt", "reference"])
-@pytest.mark.parametrize("rel", BARRIER)
+# the fast tier runs each barrier test through one engine, alternating (the SMT engine for
+# the even ones, the reference engine for the odd ones), the long tier through the other
+@pytest.mark.parametrize("rel,engine", sampled(
+    [(r, e) for k, r in enumerate(BARRIER)
+     for e in (("smt", "reference") if k % 2 == 0 else ("reference", "smt"))], 2, 0))
 def test_barriers_under_the_seed_file_equal_the_hand_encoders(rel, engine):
     """models/barrier.cat (included by seed.cat: bsw into hb, hbx) over the engines' own runs
     gives the outcomes, statuses and verdicts (undefined behaviour included) of the hand-written
@@ -563,7 +566,7 @@ VERSION_CASES = [(v, os.path.relpath(f, os.path.join(ROOT, "litmus")))
                  for f in sorted(glob.glob(os.path.join(ROOT, "litmus", d, "*.yaml")))]
 
 
-@pytest.mark.parametrize("version,rel", sampled(VERSION_CASES, 3))
+@pytest.mark.parametrize("version,rel", sampled(VERSION_CASES, 6))
 def test_option_files_equal_the_built_in_versions(version, rel):
     """upstream-2026.cat (avsGe, lo, the may-see exception replaced), opencl.cat (the
     inclusive relations replaced) and llvm-hsa.cat (location order replaced by
@@ -957,8 +960,10 @@ def test_the_file_analysis_drops_reads_from_pairs_its_may_see_excludes():
     assert set(explaining.rf_var) == set(full.rf_var)     # explain keeps every pair
 
 
-@pytest.mark.parametrize("rel", [r for r in CORPUS if r.startswith(("classic/", "cflow/"))][::3]
-                         + ["prune-rf"])
+# every third test of classic/ and cflow/, and prune-rf; the fast tier every other one of
+# those (prune-rf among them), the long tier the rest
+@pytest.mark.parametrize("rel", sampled(
+    ["prune-rf"] + [r for r in CORPUS if r.startswith(("classic/", "cflow/"))][::3], 2, 0))
 def test_the_pruned_file_encoding_lists_the_same_outcomes(rel, monkeypatch):
     from amdmm_smt.encode import cat_z3
     t = (parse_text(PRUNE_TEST, "prune-rf.yaml") if rel == "prune-rf"

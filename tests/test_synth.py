@@ -90,8 +90,16 @@ SPLIT = P.Vocab(kinds=("st", "split"), orders=("na",), bar_ids=("-1", "-3"),
                 placements=("wave", "wg", "agent"))
 
 
+# threads of unequal length (2 x 3): the fast tier over global locations only (a third of the
+# programs; local ones are renamed and canonicalised in the fast tier by 1 x 3 and 2 x 2), the
+# long tier over both spaces
+GLOBAL = P.Vocab(kinds=("st", "ld"), orders=("na",), scopes=("agent",), spaces=("global",),
+                 placements=("wg", "agent"))
+
+
 @pytest.mark.parametrize("threads,events,orders,v", [
-    (1, 3, ("na", "rel"), None), (2, 2, ("na", "rel"), None), (2, 3, ("na",), None),
+    (1, 3, ("na", "rel"), None), (2, 2, ("na", "rel"), None),
+    pytest.param(2, 3, ("na",), None, marks=pytest.mark.long), (2, 3, None, GLOBAL),
     pytest.param(2, 3, None, WIDE, marks=pytest.mark.long),    # 30 s; (2, 2) in the fast tier
     (2, 2, None, WIDE), (1, 3, None, WIDE),
     pytest.param(2, 3, None, SPLIT, marks=pytest.mark.long), (2, 2, None, SPLIT)])
