@@ -8,6 +8,7 @@ import functools
 import json
 import subprocess
 import sys
+import threading
 import time
 
 from click.testing import CliRunner
@@ -202,6 +203,8 @@ class _Injector:
     def _wrap(self, name, fn):
         @functools.wraps(fn)    # __wrapped__: seen through by encode/logic.py's raw calls
         def call(*a):
+            if threading.current_thread() in _stray_threads():
+                return fn(*a)   # an earlier test's thread given up on at its hard limit
             self.calls.append(name)
             if self.at is not None and len(self.calls) == self.at:
                 self.fired = True
@@ -228,6 +231,13 @@ class _Injector:
         n = len(self.calls)
         even = {1 + (n - 1) * k // max(1, spread - 1) for k in range(spread)}
         return sorted(set(first.values()) | set(last.values()) | even)
+
+
+def _stray_threads() -> list:
+    """run/pool.py run_inline's threads given up on (by earlier tests of this worker): they
+    may still make Z3 calls, which must neither be counted nor canceled here."""
+    pool = sys.modules.get("amdmm_smt.run.pool")
+    return pool._STRAY if pool is not None else []
 
 
 def _no_cancel_left():
