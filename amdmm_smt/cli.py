@@ -549,9 +549,9 @@ def lint(paths, model_name, as_json, timeout, memory_mb, jobs):
 def _check_cat(model_name, err) -> None:
     """A model file in the model language is parsed and type-checked before any test runs:
     its errors are the command's (exit 2), its warnings printed once."""
-    if not (isinstance(model_name, str) and model_name.lower().endswith(".cat")):
-        return      # cat.is_cat, without importing the model language (start-up: issue 30)
-    from .cat import load_cached
+    from .cat import is_cat, load_cached     # the parser is imported on first load only
+    if not is_cat(model_name):
+        return
     for w in load_cached(model_name).warnings:
         err.print(w, markup=False, soft_wrap=True)
 

@@ -12,13 +12,26 @@ from __future__ import annotations
 
 import os
 
+from typing import TYPE_CHECKING
+
 from ..errors import LitmusError
-from .check import CatModel, load
+
+if TYPE_CHECKING:
+    from .check import CatModel
 
 __all__ = ["CatModel", "load", "load_cached", "is_cat", "refuse_unsupported", "rules",
            "inconsistent_warning"]
 
 _CACHE: dict = {}
+
+
+def __getattr__(name):
+    """`CatModel` and `load` from check.py on first use: importing this package (for
+    `is_cat`) does not load the parser and checker (start-up: issue 30)."""
+    if name in ("CatModel", "load"):
+        from . import check
+        return getattr(check, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_cat(name) -> bool:
@@ -36,6 +49,7 @@ def load_cached(path: str) -> CatModel:
                 return m
         except OSError:
             pass
+    from .check import load
     m = load(path)
     stamps = []
     for f in m.files:
@@ -101,6 +115,7 @@ def check_file(path: str) -> CatModel:
     """`amdmm-smt model check`: the model or a LitmusError."""
     if not os.path.exists(path):
         raise LitmusError(f"model file '{path}' does not exist", path)
+    from .check import load
     m = load(path)
     from ..model import engine_options
     engine_options(m.options)          # its engine options exist (FILE:LINE otherwise)

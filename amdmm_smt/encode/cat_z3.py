@@ -34,7 +34,7 @@ from ..limits import tick
 from . import async_ops, control, values
 from . import families as F
 from .execution import Execution
-from .logic import AND, B, IMPLIES, NOT, OR, _raw
+from .logic import AND, B, IMPLIES, NOT, OR, raw_c
 
 
 class _Terms(Terms):
@@ -233,6 +233,15 @@ def may_see(x: Execution, cat) -> tuple:
 
 def _lit(t) -> bool:
     return z3.is_const(t) or (z3.is_not(t) and z3.is_const(t.arg(0)))
+
+
+# term inspection through the raw C calls (encode/logic.raw_c)
+_BOOL_VALUE = raw_c(z3.z3core.Z3_get_bool_value)
+_AST_ID = raw_c(z3.z3core.Z3_get_ast_id)
+_AST_KIND = raw_c(z3.z3core.Z3_get_ast_kind)
+_NUM_ARGS = raw_c(z3.z3core.Z3_get_app_num_args)
+_APP_ARG = raw_c(z3.z3core.Z3_get_app_arg)
+_APP = z3.z3core.Z3_APP_AST
 
 
 def _z(t) -> z3.BoolRef:
@@ -543,14 +552,6 @@ class Z3Algebra:
                 if v not in rank:
                     rank[v] = c.fresh_int(f"rank_{v}")
             c.add(IMPLIES(t, rank[i] < rank[j]))
-
-
-_BOOL_VALUE = _raw(z3.z3core.Z3_get_bool_value)
-_AST_ID = _raw(z3.z3core.Z3_get_ast_id)
-_AST_KIND = _raw(z3.z3core.Z3_get_ast_kind)
-_NUM_ARGS = _raw(z3.z3core.Z3_get_app_num_args)
-_APP_ARG = _raw(z3.z3core.Z3_get_app_arg)
-_APP = z3.z3core.Z3_APP_AST
 
 
 def _atoms_in_all(terms: dict, by_id: dict) -> dict:

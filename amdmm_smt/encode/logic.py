@@ -14,10 +14,10 @@ from ..limits import tick
 B = Union[bool, z3.BoolRef]
 
 
-def _raw(api):
+def raw_c(api):
     """The ctypes function behind a z3core wrapper, without the wrapper's error check (one C
-    call less per term). Used only for And / Or / Not of Boolean terms built here, which
-    cannot fail: the arguments are BoolRefs of one context (checked by the callers). A
+    call less per term). Used here for And / Or / Not / == of Boolean terms built here, and
+    by encode/cat_z3.py to inspect terms; a call that makes no term is caught by `_wrap`. A
     wrapper around z3core's own (a test's call counter) is seen through by the standard
     `__wrapped__` protocol, so the import order does not matter."""
     while hasattr(api, "__wrapped__"):     # inspect.unwrap, without importing inspect
@@ -25,14 +25,14 @@ def _raw(api):
     return api.__defaults__[0].f
 
 
-_AND_F = _raw(z3.z3core.Z3_mk_and)
-_OR_F = _raw(z3.z3core.Z3_mk_or)
-_NOT_F = _raw(z3.z3core.Z3_mk_not)
-_INC_F = _raw(z3.z3core.Z3_inc_ref)
-_EQ_F = _raw(z3.z3core.Z3_mk_eq)
-_SYM_F = _raw(z3.z3core.Z3_mk_string_symbol)
-_CONST_F = _raw(z3.z3core.Z3_mk_const)
-_BOOL_SORT_F = _raw(z3.z3core.Z3_mk_bool_sort)
+_AND_F = raw_c(z3.z3core.Z3_mk_and)
+_OR_F = raw_c(z3.z3core.Z3_mk_or)
+_NOT_F = raw_c(z3.z3core.Z3_mk_not)
+_INC_F = raw_c(z3.z3core.Z3_inc_ref)
+_EQ_F = raw_c(z3.z3core.Z3_mk_eq)
+_SYM_F = raw_c(z3.z3core.Z3_mk_string_symbol)
+_CONST_F = raw_c(z3.z3core.Z3_mk_const)
+_BOOL_SORT_F = raw_c(z3.z3core.Z3_mk_bool_sort)
 _new = object.__new__
 _Arr = [z3.Ast * n for n in range(9)]
 
