@@ -123,6 +123,31 @@ def test_bad_model_file_is_file_line(tmp_path, write, body, line, needle):
     assert msg.startswith(f"{m}:{line}:") and needle in msg, msg
 
 
+@pytest.mark.parametrize("body", [
+    "name: x\nsources: 5\n", "- 1\n", "name: x\n  y: [\n", "name: &a x\nd: *a\n",
+    "name: x\nname: y\n", "name: x\noptions:\n  <<: {avvis: true}\n", "name: x\n\x07\n",
+    "name: x\noptions:\n  avvis: false\n  coherence: langref\n", "",
+])
+def test_model_yaml_reads_the_same_with_and_without_libyaml(tmp_path, monkeypatch, body):
+    """A model file is composed by libyaml when PyYAML has it (start-up: issue 30), any
+    problem read again by the pure Python loader: the model, or the FILE:LINE error, is the
+    same either way."""
+    m = tmp_path / "m.yaml"
+    m.write_text(body)
+
+    def load():
+        try:
+            return model_mod._load_model_file(str(m)).options
+        except LitmusError as e:
+            return str(e)
+    if getattr(model_mod.yaml, "CSafeLoader", None) is not None and "coherence" in body:
+        assert model_mod._fast_compose(body, str(m)) is not None       # the fast path is taken
+    fast = load()
+    monkeypatch.delattr(model_mod.yaml, "CSafeLoader", raising=False)
+    assert model_mod._fast_compose(body, str(m)) is None
+    assert load() == fast
+
+
 def test_model_directory_is_an_error(tmp_path, write):
     d = tmp_path / "dir.yaml"
     d.mkdir()

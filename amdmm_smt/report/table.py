@@ -3,7 +3,6 @@ file and test name, and outcomes are sorted, so runs diff cleanly."""
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -73,7 +72,7 @@ class Outcomes:
 
 
 _HOLE = "\x00amdmm-smt outcomes\x00"
-_HOLE_JSON = json.dumps(_HOLE)
+_HOLE_JSON = '"\\u0000amdmm-smt outcomes\\u0000"'     # json.dumps(_HOLE); json is imported on use
 
 
 def record_json(rec: dict) -> dict:
@@ -84,6 +83,7 @@ def record_json(rec: dict) -> dict:
 def print_json(records: list[dict], out) -> None:
     """One line per record, exactly json.dumps(record, sort_keys=True): the outcomes are
     written as they are decoded, a thousand at a time, never held as one string."""
+    import json
     dumps = json.dumps
     for rec in records:
         outs = rec.get("outcomes")
