@@ -118,6 +118,7 @@ class Evaluator:
         self.shared = shared
         self.local: dict = {}
         self.round = None       # while a let rec group iterates: this application's values
+        self.demand = getattr(alg, "demand", False)     # the algebra takes demanded keys
 
     # ---- names ----
     def get(self, name: str, level, sp):
@@ -184,12 +185,11 @@ class Evaluator:
             self.memo[k] = res[k]
 
     # ---- expressions ----
-    def eval(self, e, env: dict, sp):
-        if isinstance(e, Name):
-            return self._eval(e, env, sp)
+    def _slot(self, e, env: dict, sp):
+        """Where e's value is memoised: (store, key), or None for a node not analysed."""
         inf = self.info.get(id(e))
         if inf is None:
-            return self._eval(e, env, sp)
+            return None
         dyn, rec, free = inf
         key = (id(e), tuple([(k, env[k]) for k in free if k in env]) if free else (), sp)
         if rec:
@@ -200,10 +200,102 @@ class Evaluator:
             store = self.round if self.round is not None else self.local
         else:
             store = self.local if dyn or self.shared is None else self.shared
+        return store, key
+
+    def eval(self, e, env: dict, sp):
+        if isinstance(e, Name):
+            return self._eval(e, env, sp)
+        slot = self._slot(e, env, sp)
+        if slot is None:
+            return self._eval(e, env, sp)
+        store, key = slot
         v = store.get(key)
         if v is None:
             v = store[key] = self._eval(e, env, sp)
         return v
+
+    # ---- demanded keys (algebras with `demand`: the Z3 algebra) ----
+    def _cheap(self, e, env: dict, sp) -> bool:
+        """e's whole value costs nothing more to have: a name (memoised), a value that
+        depends on no choice (shared), or one already memoised."""
+        if type(e) is Name:
+            return True
+        inf = self.info.get(id(e))
+        if inf is None or not inf[0]:
+            return True
+        store, key = self._slot(e, env, sp)
+        return key in store
+
+    def _reused(self, e, env: dict) -> bool:
+        """e's whole value is used again: it depends on fewer level variables than are bound
+        (the same value for every value of the others), or a let rec group iterates and e
+        does not name the group (the same value in every round)."""
+        inf = self.info.get(id(e))
+        if inf is None:
+            return False
+        if self.round is not None and not inf[1]:
+            return True
+        return len(inf[2]) < len(env)
+
+    def within(self, e, env: dict, sp, D):
+        """e's value where Demand D needs it (None: everywhere): a dict that agrees with e's
+        value on every key it has and has each key of e's value that D admits (it may have
+        more: whole values are not cut down). A pair that an intersection, a difference or a
+        composition cannot use is not built (docs/semantics.md §18 "Speed": the demanded-pairs
+        analysis)."""
+        if D is None or self._cheap(e, env, sp) or self._reused(e, env):
+            return self.eval(e, env, sp)
+        t = type(e)
+        if t is Bin:
+            return self._bin(e, env, sp, D)
+        if t is LevelUnion and e.var not in env:
+            sort = self.sort(e.body)
+            lo_, hi = 0, LEVELS[-1]
+            if e.cmp is not None:
+                b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
+                if e.cmp == ">=":
+                    lo_ = b
+                else:
+                    hi = b
+            out = self.alg.empty(sort)
+            for lv in range(lo_, hi + 1):
+                out = self.alg.union(sort, out, self.within(e.body, {**env, e.var: lv}, sp, D))
+            return out
+        if t is Un and e.op == "inv":
+            return self.alg.inv(self.within(e.arg, env, sp, D.transposed()))
+        return self.eval(e, env, sp)
+
+    def _bin(self, e, env: dict, sp, D):
+        """A binary node, each side evaluated only where the other (and D) can use it."""
+        A = self.alg
+        L, R = e.left, e.right
+        op = e.op
+        if op == "|":
+            sort = self.sort(L)
+            return A.union(sort, self.within(L, env, sp, D), self.within(R, env, sp, D))
+        if op == "&":
+            sort = self.sort(L)
+            if self._cheap(L, env, sp) and not self._cheap(R, env, sp):
+                a = self.within(L, env, sp, D)
+                b = self.within(R, env, sp, Demand(a))
+            else:
+                b = self.within(R, env, sp, D)
+                a = self.within(L, env, sp, Demand(b))
+            return A.inter(sort, a, b)
+        if op == "\\":
+            sort = self.sort(L)
+            a = self.within(L, env, sp, D)
+            return A.diff(sort, a, self.within(R, env, sp, Demand(a)))
+        # composition: a pair (i, j) of the result uses a's row i and b's column j, and a's
+        # pair (i, k) only when b has a pair (k, .): the cheap side first, the other within it
+        rows, cols = (None, None) if D is None else (D.rows(), D.cols())
+        if self._cheap(L, env, sp) or not self._cheap(R, env, sp):
+            a = self.within(L, env, sp, None if rows is None else Demand(None, rows, None))
+            b = self.within(R, env, sp, Demand(None, {k for _, k in a}, cols))
+        else:
+            b = self.within(R, env, sp, None if cols is None else Demand(None, None, cols))
+            a = self.within(L, env, sp, Demand(None, rows, {k for k, _ in b}))
+        return A.seq(a, b, D)
 
     def _eval(self, e, env: dict, sp):
         tick()
@@ -214,6 +306,8 @@ class Evaluator:
                 lv = env[e.index] if e.index in env else LEVEL_NAMES.index(e.index)
             return self.get(e.name, lv, sp)
         if isinstance(e, Bin):
+            if self.demand and e.op != "|":
+                return self._bin(e, env, sp, None)
             a = self.eval(e.left, env, sp)
             b = self.eval(e.right, env, sp)
             sort = self.sort(e.left)
@@ -277,6 +371,48 @@ class Evaluator:
 
     def spaces_of(self, e, spaces) -> list:
         return list(spaces) if spdep(self.m, e) else [None]
+
+
+class Demand:
+    """The keys a value is needed on (cat/eval.py Evaluator.within): those of `only` (a
+    container of keys), and for a relation the rows in `rows` and the columns in `cols`; None
+    is no bound."""
+    __slots__ = ("only", "rows_", "cols_")
+
+    def __init__(self, only=None, rows=None, cols=None):
+        self.only, self.rows_, self.cols_ = only, rows, cols
+
+    def rows(self):
+        r = self.rows_
+        if self.only is not None:
+            o = {i for i, _ in self.only}
+            r = o if r is None else o & r
+        return r
+
+    def cols(self):
+        c = self.cols_
+        if self.only is not None:
+            o = {j for _, j in self.only}
+            c = o if c is None else o & c
+        return c
+
+    def by_row(self):
+        """row -> the columns admitted in it (None: any), for the rows admitted; None when
+        every row is."""
+        only, rows, cols = self.only, self.rows_, self.cols_
+        if only is None:
+            if rows is None:
+                return None
+            return {i: cols for i in rows}
+        out: dict = {}
+        for i, j in only:
+            if (rows is None or i in rows) and (cols is None or j in cols):
+                out.setdefault(i, set()).add(j)
+        return out
+
+    def transposed(self):
+        return Demand(None if self.only is None else {(j, i) for i, j in self.only},
+                      self.cols_, self.rows_)
 
 
 # ---- the concrete algebra ----------------------------------------------------------------------

@@ -341,16 +341,33 @@ class Z3Algebra:
                 out[k] = v
         return out
 
+    # the evaluator asks for a value on the keys it needs only (cat/eval.py Evaluator.within)
+    # from this many events: below, its bookkeeping per node costs more than the terms it
+    # saves (benchmarks/model_file.py)
+    DEMAND_FROM = 12
+
+    @property
+    def demand(self) -> bool:
+        return self.n >= self.DEMAND_FROM
+
     @staticmethod
-    def seq(a: dict, b: dict) -> dict:
+    def seq(a: dict, b: dict, D=None) -> dict:
+        """a ; b, on the pairs Demand D admits (cat/eval.py), every pair when D is None."""
         rows: dict = {}
         for (k, j), t in b.items():
             rows.setdefault(k, []).append((j, t))
+        by_row = None if D is None else D.by_row()
         acc: dict = {}          # pair -> its steps, or True once a step is constant-true
         for (i, k), t1 in a.items():
             r = rows.get(k)
             if r is None:
                 continue
+            if by_row is not None:
+                if i not in by_row:
+                    continue
+                js = by_row[i]
+                if js is not None:
+                    r = [jt for jt in r if jt[0] in js]
             for j, t2 in r:
                 ts = acc.get((i, j))
                 if ts is True:
