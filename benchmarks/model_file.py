@@ -1,7 +1,7 @@
 """Hand-written encoders vs the same rules read from models/seed.cat (issue 27): CPU seconds
 of one process, side by side in one run, per engine.
 
-    python3 benchmarks/model_file.py [--quick]
+    python3 benchmarks/model_file.py [--quick] [--demand-from N]
 
 Rows: the corpus directories in scope of the gate (litmus/classic, s000, mmra, cflow, every
 test under the seed model), and a few sizes of benchmarks/families.py (MP chains, SB rings,
@@ -43,7 +43,13 @@ def cpu(f) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer family sizes")
+    ap.add_argument("--demand-from", type=int, default=None, metavar="N",
+                    help="the SMT file engine's demanded pairs from N events (default: "
+                         "encode/cat_z3.py Z3Algebra.DEMAND_FROM; a large N turns them off)")
     a = ap.parse_args()
+    if a.demand_from is not None:
+        from amdmm_smt.encode import cat_z3
+        cat_z3.Z3Algebra.DEMAND_FROM = a.demand_from
     hand, cat = get_model(None), get_model(SEED)
     rows = []
     for d in ("classic", "s000", "mmra", "cflow"):
