@@ -250,15 +250,8 @@ class Evaluator:
             return self._bin(e, env, sp, D)
         if t is LevelUnion and e.var not in env:
             sort = self.sort(e.body)
-            lo_, hi = 0, LEVELS[-1]
-            if e.cmp is not None:
-                b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
-                if e.cmp == ">=":
-                    lo_ = b
-                else:
-                    hi = b
             out = self.alg.empty(sort)
-            for lv in range(lo_, hi + 1):
+            for lv in self._levels(e, env):
                 out = self.alg.union(sort, out, self.within(e.body, {**env, e.var: lv}, sp, D))
             return out
         if t is Un and e.op == "inv":
@@ -340,17 +333,22 @@ class Evaluator:
                 k = env[e.var]
                 ok = k >= b if e.cmp == ">=" else k <= b
                 return self.eval(e.body, env, sp) if ok else out
-            lo_, hi = 0, LEVELS[-1]
-            if e.cmp is not None:
-                b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
-                if e.cmp == ">=":
-                    lo_ = b
-                else:
-                    hi = b
-            for lv in range(lo_, hi + 1):
+            for lv in self._levels(e, env):
                 out = A.union(sort, out, self.eval(e.body, {**env, e.var: lv}, sp))
             return out
         raise AssertionError(e)
+
+    @staticmethod
+    def _levels(e, env: dict) -> range:
+        """The levels a level union `union(K >= B) ...` (or <=, or unbounded) ranges over."""
+        lo_, hi = 0, LEVELS[-1]
+        if e.cmp is not None:
+            b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
+            if e.cmp == ">=":
+                lo_ = b
+            else:
+                hi = b
+        return range(lo_, hi + 1)
 
     def sort(self, e) -> str:
         if isinstance(e, Name):
@@ -382,19 +380,18 @@ class Demand:
     def __init__(self, only=None, rows=None, cols=None):
         self.only, self.rows_, self.cols_ = only, rows, cols
 
+    def _side(self, bound, k: int):
+        """The rows (k = 0) or columns (k = 1) admitted: `bound`, and those of `only`."""
+        if self.only is None:
+            return bound
+        o = {p[k] for p in self.only}
+        return o if bound is None else o & bound
+
     def rows(self):
-        r = self.rows_
-        if self.only is not None:
-            o = {i for i, _ in self.only}
-            r = o if r is None else o & r
-        return r
+        return self._side(self.rows_, 0)
 
     def cols(self):
-        c = self.cols_
-        if self.only is not None:
-            o = {j for _, j in self.only}
-            c = o if c is None else o & c
-        return c
+        return self._side(self.cols_, 1)
 
     def by_row(self):
         """row -> the columns admitted in it (None: any), for the rows admitted; None when
