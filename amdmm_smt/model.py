@@ -265,23 +265,6 @@ def _line(raw_node) -> Optional[int]:
     return raw_node.start_mark.line + 1 if raw_node is not None else None
 
 
-def _fast_compose(text: str, path: str):
-    """The model file's YAML node through libyaml (about 5x faster than the pure Python
-    reader: a model is read on every command), or None to read it again the slow way, whose
-    messages and positions the error contract is written against (frontend/yaml_lines.py
-    does the same for litmus files)."""
-    fast = getattr(yaml, "CSafeLoader", None)
-    if fast is None or "\x00" in text:
-        return None
-    from .frontend.yaml_lines import prescan
-    try:
-        prescan(text, path, fast)
-        node = yaml.compose(text, Loader=fast)
-    except (LitmusError, yaml.YAMLError):
-        return None
-    return node if isinstance(node, yaml.MappingNode) else None
-
-
 def _load_model_file(path: str) -> Model:
     from .errors import show
     try:
@@ -297,13 +280,13 @@ def _load_model_file(path: str) -> Model:
                           data.count(b"\n", 0, e.start) + 1) from None
     except OSError as e:
         raise LitmusError(f"cannot read model: {e.strerror}", path) from None
-    from .frontend.yaml_lines import prescan
-    node = _fast_compose(text, path)
+    from .frontend.yaml_lines import construct, fast_compose, prescan
+    node = fast_compose(text, path)
     try:
         if node is None:           # libyaml missing, or a problem: the pure Python loader's
             prescan(text, path)    # messages. No anchors / aliases / merge keys, bounded nesting
             node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = None if node is None else yaml.SafeLoader("").construct_document(node)
+        raw = None if node is None else construct(node)
     except LitmusError as e:
         raise LitmusError(f"model file: {e.message}", path, e.line) from None
     except yaml.reader.ReaderError as e:

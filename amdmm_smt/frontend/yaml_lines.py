@@ -90,16 +90,30 @@ def prescan(text: str, file: str, loader=yaml.SafeLoader) -> None:
 _FAST = getattr(yaml, "CSafeLoader", None)
 
 
+def fast_compose(text: str, file: str) -> Optional[yaml.MappingNode]:
+    """The document's YAML mapping node through libyaml, or None to read it again the slow
+    way: libyaml missing, a NUL byte, any problem (the pure Python loader's messages and
+    positions are the error contract), or a document that is not a mapping. Litmus files and
+    model files both come through here."""
+    if _FAST is None or "\x00" in text:
+        return None
+    try:
+        prescan(text, file, _FAST)
+        node = yaml.compose(text, Loader=_FAST)
+    except (LitmusError, yaml.YAMLError):
+        return None
+    return node if isinstance(node, yaml.MappingNode) else None
+
+
+def construct(node: yaml.Node) -> Any:
+    """A composed document as plain Python values (one shared safe constructor)."""
+    return _SAFE.construct_document(node)
+
+
 def load_yaml(text: str, file: str) -> Node:
-    if _FAST is not None and "\x00" not in text:
-        try:
-            prescan(text, file, _FAST)
-            node = yaml.compose(text, Loader=_FAST)
-        except yaml.YAMLError:
-            node = None
-        else:
-            if isinstance(node, yaml.MappingNode):
-                return _convert(node, file)
+    node = fast_compose(text, file)
+    if node is not None:
+        return _convert(node, file)
     try:
         prescan(text, file)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
