@@ -180,7 +180,8 @@ class Evaluator:
             for k in cur:
                 self.memo.pop(k, None)
             return out
-        res = self.alg.fixpoint(keys, sorts, F)
+        from .wf import guarded_groups
+        res = self.alg.fixpoint(keys, sorts, F, guarded=d.group in guarded_groups(self.m))
         for k in keys:
             self.memo[k] = res[k]
 
@@ -512,7 +513,7 @@ class MaskAlgebra:
     def cross(self, a, b):
         return tuple(b if a >> i & 1 else 0 for i in range(self.n))
 
-    def fixpoint(self, keys, sorts, F):
+    def fixpoint(self, keys, sorts, F, guarded=False):
         cur = {k: self.empty(sorts[k]) for k in keys}
         while True:
             tick()
@@ -694,7 +695,7 @@ class TriAlgebra:
     def cross(a, b):
         return {(i, j): t_and(t, u) for i, t in a.items() for j, u in b.items()}
 
-    def fixpoint(self, keys, sorts, F):
+    def fixpoint(self, keys, sorts, F, guarded=False):
         cur = {k: {} for k in keys}
         while True:
             tick()
@@ -781,7 +782,7 @@ class TriMaskAlgebra:
     def cross(self, a, b):
         return self.m.cross(a[0], b[0]), self.m.cross(a[1], b[1])
 
-    def fixpoint(self, keys, sorts, F):
+    def fixpoint(self, keys, sorts, F, guarded=False):
         cur = {k: self.empty(sorts[k]) for k in keys}
         while True:
             tick()

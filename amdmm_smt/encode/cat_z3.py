@@ -34,7 +34,7 @@ from ..limits import tick
 from . import async_ops, control, values
 from . import families as F
 from .execution import Execution
-from .logic import AND, B, IMPLIES, NOT, OR, raw_c
+from .logic import AND, B, IFF, IMPLIES, NOT, OR, raw_c
 
 
 class _Terms(Terms):
@@ -470,14 +470,18 @@ class Z3Algebra:
         return out
 
     # ---- least fixpoints ----
-    def fixpoint(self, keys: list, sorts: dict, F_) -> dict:
+    def fixpoint(self, keys: list, sorts: dict, F_, guarded: bool = False) -> dict:
+        """`guarded`: the group's recursion goes through a relation the model's axioms make
+        acyclic (cat/wf.py); used when this encoding asserts those axioms in every check
+        (Execution.guarded_fixpoints)."""
         prev, self.ctx.current = self.ctx.current, F.STRUCTURE   # a definition: untracked
         try:
-            return self._fixpoint(keys, F_)
+            return self._fixpoint(keys, F_, guarded
+                                  and getattr(self.x, "guarded_fixpoints", False))
         finally:
             self.ctx.current = prev
 
-    def _fixpoint(self, keys: list, F) -> dict:
+    def _fixpoint(self, keys: list, F, guarded: bool = False) -> dict:
         supp = {k: set() for k in keys}
         atoms: dict = {}
 
@@ -511,6 +515,15 @@ class Z3Algebra:
             if not cyclic:
                 e = comp[0]
                 known[e] = self._subst_define(e, terms[e], deps[e], known, atoms)
+                continue
+            if guarded:
+                # docs/semantics.md §18 "Guarded recursion": in every execution the axioms
+                # allow, the equations atom = term have one solution, the least fixpoint;
+                # each pair's atom is its defining variable (no Kleene rounds)
+                cur = {**known, **{e: atoms[e] for e in comp}}
+                for e in comp:
+                    self.ctx.add(IFF(atoms[e], self._subst(terms[e], deps[e], cur, atoms)))
+                    known[e] = atoms[e]
                 continue
             vals = {e: False for e in comp}
             for _ in range(len(comp)):
@@ -731,13 +744,21 @@ def encode(x: Execution, path: str, static=None) -> None:
                 alg.assert_axiom(ax.kind, ev.eval(ax.expr, {}, sp))
 
 
-def encode_model_file(elab, explaining: bool = False, prune=None) -> Execution:
+GUARDED = True      # docs/semantics.md §18 "Guarded recursion" (tests turn it off to compare)
+
+
+def encode_model_file(elab, explaining: bool = False, prune=None,
+                      guarded: bool = True) -> Execution:
     """The whole encoding under a model file: the engine's machinery (choices, write values,
     final values, control flow) around the file's rules. `prune` (default PRUNE_RF): drop the reads-from
     variables the file's value statement excludes in every model (may_see); not when
     explaining (a core names the rule that excludes a pair, as the hand encoder keeps every
     pair then) nor for conflicting_rules (a rule it deletes may be what excluded a pair)."""
     x = Execution(elab, explaining, all_rf=True)
+    # a let rec through a relation the axioms make acyclic: one equation per pair (cat/wf.py),
+    # only where every axiom is asserted in every check (not when explaining, nor for
+    # conflicting_rules, which deletes axioms)
+    x.guarded_fixpoints = guarded and GUARDED and not explaining
     refuse_unsupported(elab, elab.model.cat)
     if elab.barrier is not None:   # docs 10.4: the run chosen among the defined ones (machinery)
         from . import barrier
@@ -779,7 +800,7 @@ def conflicting_rules(elabs, timeout_ms: int = 60_000):
     guard = [z3.Bool(f"rule#{i}") for i in range(len(rs))]
     solvers = []
     for elab in elabs:
-        x = encode_model_file(elab, prune=False)
+        x = encode_model_file(elab, prune=False, guarded=False)
         s = z3.SimpleSolver()
         s.set("timeout", max(1, int(timeout_ms)))
         for c, f in zip(x.ctx.constraints, x.ctx.families):
