@@ -377,7 +377,7 @@ def get_model(name_or_file: Optional[str]) -> Model:
         base = os.path.splitext(os.path.basename(name))[0]
         # the engine options the file sets (`option NAME = VALUE`, docs/model-language.md);
         # the file is parsed and checked here (a bad one: FILE:LINE, exit 2, before any test)
-        from .cat import load_cached     # parsed once: the encoders read the same cache
+        from .cat.check import load_cached   # parsed once: the encoders read the same cache
         opts = engine_options(load_cached(name).options)
         return Model(base + ".cat", f"the model file {name}", (), Options(**opts),
                      os.path.abspath(name), os.path.abspath(name))

@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["CatModel", "load", "load_cached", "is_cat", "refuse_unsupported", "rules",
            "inconsistent_warning"]
 
-_CACHE: dict = {}
-
-
 def __getattr__(name):
     """`CatModel` and `load` from check.py on first use: importing this package (for
     `is_cat`) does not load the parser and checker (start-up: issue 30)."""
@@ -38,27 +35,11 @@ def is_cat(name) -> bool:
     return isinstance(name, str) and name.lower().endswith(".cat")
 
 
-def load_cached(path: str) -> CatModel:
-    """A model file, parsed and checked once per content version of every file it reads."""
-    key = os.path.abspath(path)
-    hit = _CACHE.get(key)
-    if hit is not None:
-        m, stamps = hit
-        try:
-            if all(os.path.getmtime(f) == t for f, t in stamps):
-                return m
-        except OSError:
-            pass
-    from .check import load
-    m = load(path)
-    stamps = []
-    for f in m.files:
-        try:
-            stamps.append((f, os.path.getmtime(f)))
-        except OSError:
-            pass
-    _CACHE[key] = (m, stamps)
-    return m
+def load_cached(path: str):
+    """A model file, parsed and checked once per content version of every file it reads
+    (check.py keeps the cache; model.py reads it there, below this package's imports)."""
+    from .check import load_cached as cached
+    return cached(path)
 
 
 def refuse_unsupported(elab, model_file: str) -> None:

@@ -412,3 +412,28 @@ def _names(e) -> list:
     if isinstance(e, LevelUnion):
         return _names(e.body)
     return []
+
+
+_CACHE: dict = {}
+
+
+def load_cached(path: str) -> CatModel:
+    """A model file, parsed and checked once per content version of every file it reads."""
+    key = os.path.abspath(path)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        m, stamps = hit
+        try:
+            if all(os.path.getmtime(f) == t for f, t in stamps):
+                return m
+        except OSError:
+            pass
+    m = load(path)
+    stamps = []
+    for f in m.files:
+        try:
+            stamps.append((f, os.path.getmtime(f)))
+        except OSError:
+            pass
+    _CACHE[key] = (m, stamps)
+    return m
