@@ -519,11 +519,13 @@ class Z3Algebra:
             if guarded:
                 # docs/semantics.md §18 "Guarded recursion": in every execution the axioms
                 # allow, the equations atom = term have one solution, the least fixpoint;
-                # each pair's atom is its defining variable (no Kleene rounds)
-                cur = {**known, **{e: atoms[e] for e in comp}}
+                # each pair's atom is its defining variable (no Kleene rounds): only the
+                # atoms of earlier components are substituted, the component's own stay
+                members = set(comp)
                 for e in comp:
-                    self.ctx.add(IFF(atoms[e], self._subst(terms[e], deps[e], cur, atoms)))
-                    known[e] = atoms[e]
+                    self.ctx.add(IFF(atoms[e], self._subst(terms[e], deps[e] - members, known,
+                                                           atoms)))
+                known.update((e, atoms[e]) for e in comp)
                 continue
             vals = {e: False for e in comp}
             for _ in range(len(comp)):
