@@ -175,6 +175,101 @@ def test_guarded_recursion_is_taken(monkeypatch):
     assert sizes[0] < 0.5 * sizes[1], sizes
 
 
+# levels that cannot differ (docs/semantics.md §18): the SMT engine evaluates a level-indexed
+# value once per class of levels; on and off, the answers are equal
+@pytest.mark.parametrize("rel", sampled([r for r in CORPUS if r not in SLOW_REFERENCE], 6, 4))
+def test_level_classes_change_no_answer(rel, monkeypatch):
+    from amdmm_smt.encode import cat_z3
+    t = parse_file(os.path.join(ROOT, "litmus", rel))
+    monkeypatch.setattr(cat_z3, "LEVEL_CLASSES", True)
+    on = run_test(t, get_model(SEED))
+    monkeypatch.setattr(cat_z3, "LEVEL_CLASSES", False)
+    _same(on, run_test(t, get_model(SEED)), rel)
+
+
+def _classes_of(text: str, model: str, monkeypatch) -> list:
+    from amdmm_smt.cat import eval as E
+    got = []
+    real = E.Evaluator._classes
+
+    def seen(self):
+        r = real(self)
+        got.append(r)
+        return r
+    monkeypatch.setattr(E.Evaluator, "_classes", seen)
+    res = run_test(parse_text(textwrap.dedent(text), "t.yaml"), get_model(model))
+    return got, res
+
+
+ONE_WG = """
+    name: MP-one-workgroup
+    memory: {x: {space: global}, y: {space: global}}
+    threads:
+      T0:
+        code: |
+          store i32 1, ptr addrspace(1) @x
+          store atomic i32 1, ptr addrspace(1) @y release
+      T1:
+        code: |
+          %r0 = load atomic i32, ptr addrspace(1) @y acquire
+          %r1 = load i32, ptr addrspace(1) @x
+"""
+
+UPTO_WG = """
+    let upto[L] = union(K >= L, K <= workgroup) (W & T)
+    empty upto[agent] as above_workgroup
+"""
+
+
+def test_level_classes_of_a_test(monkeypatch):
+    """MP between two workgroups of one cluster (agent-scope atomics; the plain accesses and
+    the initial writes at system scope): an instance of singlethread, wavefront or workgroup
+    holds one thread, one of cluster, agent or system both (contains); the scopes present
+    are agent and system (AvsGe, AvScGe, ScGe). So the classes are {singlethread, wavefront,
+    workgroup}, {cluster, agent}, {system}."""
+    got, _ = _classes_of(MP, SEED, monkeypatch)
+    assert got == [(0, 0, 0, 3, 3, 5)]
+    # one workgroup, each thread a wavefront of its own, system scope everywhere: a
+    # wavefront instance holds one thread, a workgroup one both; one scope, system
+    got, _ = _classes_of(ONE_WG, SEED, monkeypatch)
+    assert got == [(0, 0, 2, 2, 2, 2)]
+
+
+def test_a_constant_bound_cuts_the_classes(tmp_path, monkeypatch):
+    """`union(K >= L, K <= workgroup) S` is S at levels up to workgroup and empty above, so
+    upto[agent] is empty and the axiom changes no answer of the seed (hand derivation). In
+    the one-workgroup test workgroup .. system have one value of every base name: only the
+    bound cuts cluster from workgroup; without the cut, upto[agent] would be upto[workgroup],
+    every write, and the axiom would leave no execution (what dropping the cut gives)."""
+    from amdmm_smt.cat import eval as E
+    edit = _edit(tmp_path, UPTO_WG)
+    got, res = _classes_of(ONE_WG, edit, monkeypatch)
+    assert got == [(0, 0, 2, 3, 3, 3)]
+    _, seed = _classes_of(ONE_WG, SEED, monkeypatch)
+    _same(res, seed, "one-workgroup")
+    # the seed's MP: r0 = 1 acquires the release, which makes x's store visible; with r0 = 0
+    # the plain read may see the store and the initial write, one not before it: undef
+    assert sorted(seed.states) == [(("T1:%r0", 0), ("T1:%r1", None)),
+                                   (("T1:%r0", 1), ("T1:%r1", 1))]
+    real = E._level_cuts
+    monkeypatch.setattr(E, "_level_cuts", lambda m: (frozenset(), real(m)[1]))
+    _, uncut = _classes_of(ONE_WG, edit, monkeypatch)
+    assert uncut.states != seed.states
+
+
+def test_a_level_compared_with_a_level_variable_keeps_every_level(tmp_path, monkeypatch):
+    """A filter by a level variable (`K <= M`, M bound by an outer union) may tell apart two
+    levels of one class: the analysis refuses the model, every level its own."""
+    edit = _edit(tmp_path, """
+        let below[L] = union(M >= L) (union(K >= L, K <= M) ((W & T) & ScGe[M]))
+        empty below[system] \\ (W & T) as below_system
+    """)
+    got, res = _classes_of(ONE_WG, edit, monkeypatch)
+    assert got == [None]
+    _, seed = _classes_of(ONE_WG, SEED, monkeypatch)
+    _same(res, seed, "one-workgroup")
+
+
 def _wf_model(tmp_path, text: str):
     p = tmp_path / "m.cat"
     p.write_text(text)

@@ -108,10 +108,57 @@ def _analyse(m: CatModel) -> dict:
     return info
 
 
+def _level_cuts(m: CatModel):
+    """What level classes (Evaluator `level_classes`) must respect in this model: (the
+    levels c at which a class must begin, the level-indexed base names the model names), or
+    None when the model compares a level with a level variable inside a union over an
+    already-bound variable (a filter `union(K >= L, K <= M)` with M a variable), where a
+    value may depend on more than the classes. A bound that is a constant level c cuts the
+    levels there: `>= c` between c - 1 and c, `<= c` between c and c + 1. Cached."""
+    r = getattr(m, "_level_cuts_", False)
+    if r is not False:
+        return r
+    cuts: set = set()
+    names: set = set()
+    ok = True
+
+    def walk(e, bound: frozenset):
+        nonlocal ok
+        if isinstance(e, Name):
+            if e.name in BASE and BASE[e.name][1]:
+                names.add(e.name)
+            return
+        if isinstance(e, LevelUnion):
+            if e.cmp is not None:
+                if e.bound in LEVEL_NAMES:
+                    c = LEVEL_NAMES.index(e.bound)
+                    cuts.add(c if e.cmp == ">=" else c + 1)
+                elif e.var in bound:
+                    ok = False
+            walk(e.body, bound | {e.var})
+            return
+        for c in ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
+                  (e.arg,) if isinstance(e, Un) else ()):
+            walk(c, bound)
+    for d in m.defs.values():
+        walk(d.b.expr, frozenset((d.b.param,)) if d.b.param else frozenset())
+    for ax in m.axioms:
+        walk(ax.expr, frozenset())
+    if m.value is not None:
+        walk(m.value.maysee, frozenset())
+        walk(m.value.definite, frozenset())
+    r = (frozenset(cuts), tuple(sorted(names))) if ok else None
+    m._level_cuts_ = r
+    return r
+
+
 class Evaluator:
-    def __init__(self, m: CatModel, alg, base: Base, spaces: list, shared=None):
+    def __init__(self, m: CatModel, alg, base: Base, spaces: list, shared=None,
+                 level_classes: bool = False):
         """`shared`: a dict kept across evaluators of one test and algebra, for the values
-        of expressions that depend on no choice of the execution."""
+        of expressions that depend on no choice of the execution. `level_classes`: evaluate
+        a level-indexed value once per class of levels that cannot differ in this test
+        (docs/semantics.md §18 "Levels that cannot differ"; the SMT engine)."""
         self.m, self.alg, self.base, self.spaces = m, alg, base, list(spaces)
         self.memo: dict = {}
         self.info = _analyse(m)
@@ -119,9 +166,42 @@ class Evaluator:
         self.local: dict = {}
         self.round = None       # while a let rec group iterates: this application's values
         self.demand = getattr(alg, "demand", False)     # the algebra takes demanded keys
+        self.rep = self._classes() if level_classes else None
+        self.reps = tuple(sorted(set(self.rep))) if self.rep else LEVELS
+
+    def _classes(self):
+        """docs/semantics.md §18 "Levels that cannot differ": each level's representative,
+        the lowest level of its class. A class is a run of consecutive levels at which every
+        level-indexed base name the model names has the same value (in every address space
+        of the test), not cut by a constant bound of the model (_level_cuts). Every
+        expression's value then depends on its level variables' classes only (induction on
+        the expression: a base name by the classes' definition, a union over a range by
+        idempotence, the ranges' ends moving within one class, a comparison with a constant
+        by the cuts; a definition and a let rec's rounds by induction). None (every level
+        its own) when the model is refused by _level_cuts or a base value is not static."""
+        an = _level_cuts(self.m)
+        if an is None:
+            return None
+        cuts, names = an
+        sig = []
+        for lv in LEVELS:
+            row = []
+            for n in names:
+                for sp in (self.spaces if BASE[n][2] else (None,)):
+                    d = self.base.value(n, lv, sp)
+                    if any(t is not True for t in d.values()):
+                        return None
+                    row.append(frozenset(d))
+            sig.append(row)
+        rep = [0]
+        for lv in LEVELS[1:]:
+            rep.append(rep[-1] if lv not in cuts and sig[lv] == sig[lv - 1] else lv)
+        return tuple(rep)
 
     # ---- names ----
     def get(self, name: str, level, sp):
+        if level is not None and self.rep is not None:
+            level = self.rep[level]
         if name in BASE:
             key = ("base", name, level, sp if BASE[name][2] else None)
             v = self.memo.get(key)
@@ -149,7 +229,7 @@ class Evaluator:
         keys = []
         for n in names:
             g = self.m.defs[n]
-            for lv in (LEVELS if g.b.param else (None,)):
+            for lv in (self.reps if g.b.param else (None,)):
                 keys.append((n, lv, sp if g.space else None))
         sorts = {k: self.m.defs[k[0]].sort for k in keys}
         # what the bodies use outside the group first: their values are fixed during the
@@ -162,7 +242,7 @@ class Evaluator:
                     continue
                 indexed = (BASE[ref.name][1] if ref.name in BASE
                            else self.m.defs[ref.name].b.param is not None)
-                for lv in (LEVELS if indexed else (None,)):
+                for lv in (self.reps if indexed else (None,)):
                     self.get(ref.name, lv, sp)
 
         def F(cur: dict) -> dict:
@@ -339,9 +419,10 @@ class Evaluator:
             return out
         raise AssertionError(e)
 
-    @staticmethod
-    def _levels(e, env: dict) -> range:
-        """The levels a level union `union(K >= B) ...` (or <=, or unbounded) ranges over."""
+    def _levels(self, e, env: dict):
+        """The levels a level union `union(K >= B) ...` (or <=, or unbounded) ranges over;
+        with level classes, the representative of each class the range meets (the union is
+        idempotent, and a value the same at every level of a class)."""
         lo_, hi = 0, LEVELS[-1]
         if e.cmp is not None:
             b = env[e.bound] if e.bound in env else LEVEL_NAMES.index(e.bound)
@@ -349,7 +430,10 @@ class Evaluator:
                 lo_ = b
             else:
                 hi = b
-        return range(lo_, hi + 1)
+        if self.rep is None:
+            return range(lo_, hi + 1)
+        rep = self.rep
+        return sorted({rep[lv] for lv in range(lo_, hi + 1)})
 
     def sort(self, e) -> str:
         if isinstance(e, Name):

@@ -700,7 +700,8 @@ def encode(x: Execution, path: str, static=None) -> None:
     refuse_unsupported(el, path)
     sms, sdf = static if static is not None else (set(), set())
     alg = Z3Algebra(x)
-    ev = Evaluator(cat, alg, _base(x, _Terms(), _Dyn(x)), el.spaces, _shared(x))
+    ev = Evaluator(cat, alg, _base(x, _Terms(), _Dyn(x)), el.spaces, _shared(x),
+                   level_classes=LEVEL_CLASSES)
     v = cat.value
     # explain names this family by the value statement's name, the axioms' by theirs
     # (docs/semantics.md §18 "Explain under a model file"); definitions are untracked
@@ -747,6 +748,7 @@ def encode(x: Execution, path: str, static=None) -> None:
 
 
 GUARDED = True      # docs/semantics.md §18 "Guarded recursion" (tests turn it off to compare)
+LEVEL_CLASSES = True    # docs/semantics.md §18 "Levels that cannot differ" (likewise)
 
 
 def encode_model_file(elab, explaining: bool = False, prune=None,
