@@ -166,6 +166,10 @@ class Evaluator:
         self.local: dict = {}
         self.round = None       # while a let rec group iterates: this application's values
         self.demand = getattr(alg, "demand", False)     # the algebra takes demanded keys
+        # an algebra whose empty value is falsy says so (`empty_falsy`): a composition, an
+        # intersection or a difference whose first side is empty is empty, and its other
+        # side is not evaluated
+        self.falsy = getattr(alg, "empty_falsy", False)
         self.rep = self._classes() if level_classes else None
         self.reps = tuple(sorted(set(self.rep))) if self.rep else LEVELS
 
@@ -351,23 +355,33 @@ class Evaluator:
             sort = self.sort(L)
             if self._cheap(L, env, sp) and not self._cheap(R, env, sp):
                 a = self.within(L, env, sp, D)
+                if self.falsy and not a:
+                    return a
                 b = self.within(R, env, sp, Demand(a))
             else:
                 b = self.within(R, env, sp, D)
+                if self.falsy and not b:
+                    return b
                 a = self.within(L, env, sp, Demand(b))
             return A.inter(sort, a, b)
         if op == "\\":
             sort = self.sort(L)
             a = self.within(L, env, sp, D)
+            if self.falsy and not a:
+                return a
             return A.diff(sort, a, self.within(R, env, sp, Demand(a)))
         # composition: a pair (i, j) of the result uses a's row i and b's column j, and a's
         # pair (i, k) only when b has a pair (k, .): the cheap side first, the other within it
         rows, cols = (None, None) if D is None else (D.rows(), D.cols())
         if self._cheap(L, env, sp) or not self._cheap(R, env, sp):
             a = self.within(L, env, sp, None if rows is None else Demand(None, rows, None))
+            if self.falsy and not a:
+                return a
             b = self.within(R, env, sp, Demand(None, {k for _, k in a}, cols))
         else:
             b = self.within(R, env, sp, None if cols is None else Demand(None, None, cols))
+            if self.falsy and not b:
+                return b
             a = self.within(L, env, sp, Demand(None, rows, {k for k, _ in b}))
         return A.seq(a, b, D)
 
@@ -383,6 +397,8 @@ class Evaluator:
             if self.demand and e.op != "|":
                 return self._bin(e, env, sp, None)
             a = self.eval(e.left, env, sp)
+            if self.falsy and not a and e.op != "|":
+                return a
             b = self.eval(e.right, env, sp)
             sort = self.sort(e.left)
             if e.op == "|":

@@ -260,6 +260,8 @@ class Z3Algebra:
         self.x, self.ctx, self.n = x, x.ctx, len(x.ev)
         self.raw = 0          # inside a fixpoint: no defining variables (terms over atoms)
 
+    empty_falsy = True      # a value is a dict of the keys that may hold: {} is empty
+
     # ---- values ----
     @staticmethod
     def set_of(d: dict) -> dict:
