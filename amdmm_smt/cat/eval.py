@@ -152,6 +152,11 @@ def _level_cuts(m: CatModel):
     return r
 
 
+# the algebra's method for each unary operator but `~` and `spaces`
+_UNARY = {"inv": "inv", "+": "plus", "*": "star", "?": "opt", "ident": "ident",
+          "domain": "domain", "range": "range_"}
+
+
 class Evaluator:
     def __init__(self, m: CatModel, alg, base: Base, spaces: list, shared=None,
                  level_classes: bool = False):
@@ -162,6 +167,7 @@ class Evaluator:
         self.m, self.alg, self.base, self.spaces = m, alg, base, list(spaces)
         self.memo: dict = {}
         self.info = _analyse(m)
+        self.sorts = m.__dict__.setdefault("_node_sorts", {})
         self.shared = shared
         self.local: dict = {}
         self.round = None       # while a let rec group iterates: this application's values
@@ -206,18 +212,20 @@ class Evaluator:
     def get(self, name: str, level, sp):
         if level is not None and self.rep is not None:
             level = self.rep[level]
-        if name in BASE:
-            key = ("base", name, level, sp if BASE[name][2] else None)
+        b = BASE.get(name)
+        if b is not None:
+            key = ("base", name, level, sp if b[2] else None)
             v = self.memo.get(key)
             if v is None:
                 d = self.base.value(name, level, sp)
-                v = self.memo[key] = (self.alg.set_of(d) if BASE[name][0] == "set"
+                v = self.memo[key] = (self.alg.set_of(d) if b[0] == "set"
                                       else self.alg.rel_of(d))
             return v
         d = self.m.defs[name]
         key = (name, level, sp if d.space else None)
-        if key in self.memo:
-            return self.memo[key]
+        v = self.memo.get(key)
+        if v is not None:
+            return v
         if d.rec:
             self._group(d, sp if d.space else None)
             return self.memo[key]
@@ -288,12 +296,21 @@ class Evaluator:
         return store, key
 
     def eval(self, e, env: dict, sp):
-        if isinstance(e, Name):
+        if type(e) is Name:        # a name: memoised by get
+            idx = e.index
+            if idx is None:
+                return self.get(e.name, None, sp)
+            return self.get(e.name, env[idx] if idx in env else LEVEL_NAMES.index(idx), sp)
+        inf = self.info.get(id(e))
+        if inf is None:
             return self._eval(e, env, sp)
-        slot = self._slot(e, env, sp)
-        if slot is None:
-            return self._eval(e, env, sp)
-        store, key = slot
+        # _slot, inline (the evaluator's most frequent call)
+        dyn, rec, free = inf
+        key = (id(e), tuple([(k, env[k]) for k in free if k in env]) if free else (), sp)
+        if rec:
+            store = self.round if self.round is not None else self.local
+        else:
+            store = self.local if dyn or self.shared is None else self.shared
         v = store.get(key)
         if v is None:
             v = store[key] = self._eval(e, env, sp)
@@ -418,8 +435,7 @@ class Evaluator:
             a = self.eval(e.arg, env, sp)
             if e.op == "~":
                 return A.compl(self.sort(e.arg), a)
-            return {"inv": A.inv, "+": A.plus, "*": A.star, "?": A.opt, "ident": A.ident,
-                    "domain": A.domain, "range": A.range_}[e.op](a)
+            return getattr(A, _UNARY[e.op])(a)
         if isinstance(e, Cross):
             return A.cross(self.eval(e.left, env, sp), self.eval(e.right, env, sp))
         if isinstance(e, LevelUnion):
@@ -452,6 +468,14 @@ class Evaluator:
         return sorted({rep[lv] for lv in range(lo_, hi + 1)})
 
     def sort(self, e) -> str:
+        """e's sort, "set" or "rel" (cached on the model per node)."""
+        cache = self.sorts
+        v = cache.get(id(e))
+        if v is None:
+            v = cache[id(e)] = self._sort(e)
+        return v
+
+    def _sort(self, e) -> str:
         if isinstance(e, Name):
             return BASE[e.name][0] if e.name in BASE else self.m.defs[e.name].sort
         if isinstance(e, Bin):
