@@ -5,8 +5,8 @@ A set maps event ids to terms, a relation maps pairs to terms; a key that is abs
 in every execution and a term that is the Python constant True holds in every execution, so
 every operation folds what is statically known (encode/logic.py AND / OR / NOT) and only what
 may matter reaches Z3: this is the static may / must analysis of docs/semantics.md §14, for
-any definition a model file makes. Each named definition's terms get one defining variable
-(`Ctx.define`), so terms stay small.
+any definition a model file makes. A named definition's terms are inlined (Z3 shares equal
+subterms); the pairs of a transitive closure get defining variables (`Ctx.define`).
 
 * `r+`: Warshall's construction over the folded terms (a pair's term changes only through a
   path that may exist), a defining variable per changed pair.
@@ -270,30 +270,18 @@ class Z3Algebra:
     rel_of = set_of
 
     def define(self, name: str, sort: str, v: dict) -> dict:
-        if self.raw:
-            return v
-        out = {}
-        prev, self.ctx.current = self.ctx.current, F.STRUCTURE   # a definition: untracked
-        try:
-            for k, t in v.items():
-                if t is True:
-                    out[k] = True
-                else:
-                    lab = "_".join(map(str, k)) if isinstance(k, tuple) else str(k)
-                    out[k] = self._def(f"{name}_{lab}", t, inline=True)
-        finally:
-            self.ctx.current = prev
-        return out
+        """A named definition's value: its pairs' terms themselves (inlined, see _def; the
+        values are never changed in place, so the evaluator's own dict is kept)."""
+        return v
 
-    def _def(self, name: str, t: B, inline: bool = False) -> B:
-        """A defining variable for a term, unless `inline` or the term is a variable already
-        or its negation (an alias: `let later = hb` would copy every pair). A named
-        definition's pairs and a let rec's are inlined (Z3 shares equal subterms; a
-        defining variable is one more variable in every check and every model: 2,400 of
-        them made ops-per-thread n=4 list its 18,303 outcomes 1.7x slower), the pairs of a
-        transitive closure are defined (its terms nest a level per node: inlined, the
-        control-flow corpus encoded 1.5x slower)."""
-        if inline or _lit(t):
+    def _def(self, name: str, t: B) -> B:
+        """A defining variable for a pair of a transitive closure (its terms nest a level per
+        node: inlined, the control-flow corpus encoded 1.5x slower), unless the term is a
+        variable already or its negation. A named definition's pairs and a let rec's are
+        inlined instead (`define`: Z3 shares equal subterms; a defining variable is one more
+        variable in every check and every model: 2,400 of them made ops-per-thread n=4 list
+        its 18,303 outcomes 1.7x slower)."""
+        if _lit(t):
             return t
         return self.ctx.define(name, t)
 
@@ -516,7 +504,7 @@ class Z3Algebra:
             cyclic = len(comp) > 1 or comp[0] in deps[comp[0]]
             if not cyclic:
                 e = comp[0]
-                known[e] = self._subst_define(e, terms[e], deps[e], known, atoms)
+                known[e] = self._subst(terms[e], deps[e], known, atoms)
                 continue
             if guarded:
                 # docs/semantics.md §18 "Guarded recursion": in every execution the axioms
@@ -533,7 +521,7 @@ class Z3Algebra:
             for _ in range(len(comp)):
                 tick()
                 cur = {**known, **vals}
-                vals = {e: self._subst_define(e, terms[e], deps[e], cur, atoms) for e in comp}
+                vals = {e: self._subst(terms[e], deps[e], cur, atoms) for e in comp}
             known.update(vals)
         res = {k: {} for k in keys}
         for (k, p), v in known.items():
@@ -551,12 +539,6 @@ class Z3Algebra:
             return u        # no constant went in: nothing for simplify to fold (AND / OR /
                             # NOT built the terms folding every constant already)
         return _fold(z3.simplify(u))
-
-    def _subst_define(self, e, t, dep: set, values: dict, atoms: dict) -> B:
-        u = self._subst(t, dep, values, atoms)
-        if isinstance(u, bool):
-            return u
-        return self._def(f"{e[0][0]}_{e[1]}", u, inline=True)
 
     # ---- axioms ----
     def assert_axiom(self, kind: str, a: dict) -> None:
