@@ -29,6 +29,7 @@ RUNS = [
     ["gen_corpus_rate.py", "--count", "6"],
     ["synth_table.py", "--only", "async_model", "--jobs", "1", "--out", os.devnull],
     ["differential.py", "--files", "--count", "6", "--ref-limit", "50"],
+    ["model_file.py", "--quick", "--repeat", "1"],
 ]
 
 
