@@ -259,6 +259,7 @@ class Z3Algebra:
     def __init__(self, x: Execution):
         self.x, self.ctx, self.n = x, x.ctx, len(x.ev)
         self.raw = 0          # inside a fixpoint: no defining variables (terms over atoms)
+        self._rows: dict = {}  # id -> (relation, its pairs by row): _rows_of
 
     empty_falsy = True      # a value is a dict of the keys that may hold: {} is empty
 
@@ -340,12 +341,25 @@ class Z3Algebra:
     def demand(self) -> bool:
         return self.n >= self.DEMAND_FROM
 
-    @staticmethod
-    def seq(a: dict, b: dict, D=None) -> dict:
-        """a ; b, on the pairs Demand D admits (cat/eval.py), every pair when D is None."""
+    def _rows_of(self, b: dict) -> dict:
+        """b's pairs by row, k -> [(j, term)]: kept for the encoding's life (b with it, so
+        that its id is not reused) when b is large, as the right side of several
+        compositions usually is (a named relation, a level's value in every round)."""
+        ent = self._rows.get(id(b))
+        if ent is not None:
+            return ent[1]
         rows: dict = {}
         for (k, j), t in b.items():
             rows.setdefault(k, []).append((j, t))
+        if len(b) >= 16:
+            self._rows[id(b)] = (b, rows)
+        return rows
+
+    def seq(self, a: dict, b: dict, D=None) -> dict:
+        """a ; b, on the pairs Demand D admits (cat/eval.py), every pair when D is None."""
+        if not a or not b:
+            return {}
+        rows = self._rows_of(b)
         by_row = None if D is None else D.by_row()
         acc: dict = {}          # pair -> its steps, or True once a step is constant-true
         for (i, k), t1 in a.items():
