@@ -301,16 +301,10 @@ class Evaluator:
             if idx is None:
                 return self.get(e.name, None, sp)
             return self.get(e.name, env[idx] if idx in env else LEVEL_NAMES.index(idx), sp)
-        inf = self.info.get(id(e))
-        if inf is None:
+        slot = self._slot(e, env, sp)
+        if slot is None:
             return self._eval(e, env, sp)
-        # _slot, inline (the evaluator's most frequent call)
-        dyn, rec, free = inf
-        key = (id(e), tuple([(k, env[k]) for k in free if k in env]) if free else (), sp)
-        if rec:
-            store = self.round if self.round is not None else self.local
-        else:
-            store = self.local if dyn or self.shared is None else self.shared
+        store, key = slot
         v = store.get(key)
         if v is None:
             v = store[key] = self._eval(e, env, sp)
