@@ -893,6 +893,31 @@ def test_option_files_equal_the_built_in_versions(version, rel):
     _same(run_test(t, get_model(version)), run_test(t, get_model(path)), rel)
 
 
+def test_an_included_file_is_parsed_once(monkeypatch):
+    """Two option files both include seed.cat (which includes async.cat and barrier.cat):
+    loading both parses five files, not eight (cat/check.py _parsed), and the two models
+    are the seed with each option's definitions replaced, as loaded apart."""
+    from amdmm_smt.cat import check
+    parsed = []
+    real = check.parse
+
+    def counted(text, p):
+        parsed.append(os.path.basename(p))
+        return real(text, p)
+    monkeypatch.setattr(check, "parse", counted)
+    monkeypatch.setattr(check, "_PARSED", {})
+    opts = os.path.join(ROOT, "models", "options")
+    a = check.load(os.path.join(opts, "coherence-langref.cat"))
+    b = check.load(os.path.join(opts, "final_co-hb.cat"))
+    assert sorted(parsed) == sorted(["coherence-langref.cat", "final_co-hb.cat", "seed.cat",
+                                     "async.cat", "barrier.cat"]), parsed
+    def where(m, name):
+        return os.path.basename(m.defs[name].b.file)
+    assert (where(a, "CoWR"), where(a, "cofinal")) == ("coherence-langref.cat", "seed.cat")
+    assert (where(b, "CoWR"), where(b, "cofinal")) == ("seed.cat", "final_co-hb.cat")
+    assert a.defs["hb"].b is b.defs["hb"].b
+
+
 def test_models_lists_the_model_files():
     r = CliRunner().invoke(main, ["models"])
     assert r.exit_code == 0

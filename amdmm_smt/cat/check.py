@@ -71,6 +71,20 @@ def _shipped_dir() -> Optional[str]:
     return d if os.path.isdir(d) else None
 
 
+_PARSED: dict = {}      # (path, text) -> Program: _parsed
+
+
+def _parsed(text: str, p: str):
+    """parse(text, p), once per file content: every option file includes seed.cat, which
+    `amdmm-smt models` read 33 times. The syntax tree is immutable (frozen dataclasses), and
+    whatever a model computes from it is kept per model (keyed by node, on the CatModel)."""
+    key = (p, text)
+    prog = _PARSED.get(key)
+    if prog is None:
+        prog = _PARSED[key] = parse(text, p)
+    return prog
+
+
 def load(path: str) -> CatModel:
     """Parse and check a model file and everything it includes."""
     m = CatModel(path)
@@ -86,7 +100,7 @@ def load(path: str) -> CatModel:
             raise LitmusError("includes nested more than 32 deep", file, line)
         text = _read(p, file, line)
         m.files.append(p)
-        prog = parse(text, p)
+        prog = _parsed(text, p)
         for st in prog.stmts:
             if isinstance(st, Include):
                 cand = os.path.join(os.path.dirname(p), st.path)
