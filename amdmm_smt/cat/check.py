@@ -71,17 +71,20 @@ def _shipped_dir() -> Optional[str]:
     return d if os.path.isdir(d) else None
 
 
-_PARSED: dict = {}      # (path, text) -> Program: _parsed
+_PARSED: dict = {}      # path -> (its text, Program): _parsed
 
 
 def _parsed(text: str, p: str):
     """parse(text, p), once per file content: every option file includes seed.cat, which
-    `amdmm-smt models` read 33 times. The syntax tree is immutable (frozen dataclasses), and
-    whatever a model computes from it is kept per model (keyed by node, on the CatModel)."""
-    key = (p, text)
-    prog = _PARSED.get(key)
-    if prog is None:
-        prog = _PARSED[key] = parse(text, p)
+    `amdmm-smt models` read 33 times. One entry per path, its latest content (a process that
+    reads many versions of a file, an editor's or the model fuzzer's, keeps one). The syntax
+    tree is immutable (frozen dataclasses), and whatever a model computes from it is kept per
+    model (keyed by node, on the CatModel)."""
+    hit = _PARSED.get(p)
+    if hit is not None and hit[0] == text:
+        return hit[1]
+    prog = parse(text, p)
+    _PARSED[p] = (text, prog)
     return prog
 
 

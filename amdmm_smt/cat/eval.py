@@ -231,7 +231,6 @@ class Evaluator:
             return self.memo[key]
         env = {d.b.param: level} if d.b.param else {}
         v = self.eval(d.b.expr, env, sp if d.space else None)
-        v = self.alg.define(f"{name}{'' if level is None else level}", d.sort, v)
         self.memo[key] = v
         return v
 
@@ -562,9 +561,6 @@ class MaskAlgebra:
                 rows[i] |= 1 << j
         return tuple(rows)
 
-    def define(self, name, sort, v):
-        return v
-
     def empty(self, sort):
         return 0 if sort == "set" else (0,) * self.n
 
@@ -706,9 +702,6 @@ class TriAlgebra:
         return {k: v for k, v in d.items() if v is not False}
 
     rel_of = set_of
-
-    def define(self, name, sort, v):
-        return v
 
     @staticmethod
     def empty(sort):
@@ -853,9 +846,6 @@ class TriMaskAlgebra:
                 if t is True:
                     must[i] |= 1 << j
         return tuple(must), tuple(may)
-
-    def define(self, name, sort, v):
-        return v
 
     def empty(self, sort):
         e = self.m.empty(sort)

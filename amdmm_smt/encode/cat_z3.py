@@ -270,16 +270,11 @@ class Z3Algebra:
 
     rel_of = set_of
 
-    def define(self, name: str, sort: str, v: dict) -> dict:
-        """A named definition's value: its pairs' terms themselves (inlined, see _def; the
-        values are never changed in place, so the evaluator's own dict is kept)."""
-        return v
-
     def _def(self, name: str, t: B) -> B:
         """A defining variable for a pair of a transitive closure (its terms nest a level per
         node: inlined, the control-flow corpus encoded 1.5x slower), unless the term is a
         variable already or its negation. A named definition's pairs and a let rec's are
-        inlined instead (`define`: Z3 shares equal subterms; a defining variable is one more
+        inlined instead (the evaluator keeps their dicts as they are: Z3 shares equal subterms; a defining variable is one more
         variable in every check and every model: 2,400 of them made ops-per-thread n=4 list
         its 18,303 outcomes 1.7x slower)."""
         if _lit(t):
