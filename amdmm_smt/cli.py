@@ -69,6 +69,8 @@ class _Group(click.Group):
             self._main(args, prog_name, complete_var, **extra)
         except SystemExit:
             _flush_stdout()       # now, while a failure can still be reported (exit 2)
+            if args is None:      # this process's own command line: it ends next
+                _freeze_for_exit()
             raise
         except OSError as e:
             if e.errno == errno.EPIPE:
@@ -105,6 +107,19 @@ class _Group(click.Group):
             Console(stderr=True).print("aborted", markup=False)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _freeze_for_exit() -> None:
+    """The command is done and the process ends next (the console script, `python -m`; not
+    click's test runner, which passes its args). Python's exit collects garbage again and again
+    while it tears the modules down, walking every live object each time: after a --dask run
+    (dask.distributed, tornado, Z3 and this package imported) that took 0.10-0.12 s of wall and
+    CPU, against 0.01-0.02 s once they are frozen out of the collector (gc.freeze). Cyclic
+    garbage left now is then not finalised: nothing here needs it (every file is written in a
+    `with` block; stdout was flushed above, stderr unbuffered), and the atexit handlers
+    (dask's, multiprocessing's temporary directory) run as before."""
+    import gc
+    gc.freeze()
 
 
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}

@@ -184,3 +184,35 @@ def test_status_column_keeps_unknown_apart_from_the_name():
     lines = out.getvalue().splitlines()
     heads = [ln for ln in lines if ln.endswith("NAME")]
     assert heads == ["pass    PASSNAME", "unknown UNKNOWNNAME"], lines
+
+
+_FROZEN = r"""
+import atexit, gc, sys
+atexit.register(lambda: print("frozen", gc.get_freeze_count() > 0, flush=True))
+from amdmm_smt.cli import main
+if sys.argv[1] == "runner":
+    from click.testing import CliRunner
+    r = CliRunner().invoke(main, ["verify", sys.argv[2]])
+    print("code", r.exit_code, flush=True)
+else:
+    sys.argv = ["amdmm-smt", "verify", sys.argv[2]]
+    main()
+"""
+
+
+def test_the_process_freezes_its_objects_before_it_exits_and_a_caller_of_main_does_not(
+        tmp_path):
+    """The console script's process, its command done, freezes its objects out of Python's
+    garbage collector before it exits (the interpreter's exit then does not walk them again and
+    again: 0.1 s after a --dask run); the verdict and exit code are those of the command. A
+    program that calls main with its own args (click's runner here) goes on living: nothing
+    of it is frozen."""
+    p = tmp_path / "mp.yaml"
+    p.write_text(MP.format(name="MP", expect="forbidden"))
+    own = subprocess.run([sys.executable, "-c", _FROZEN, "own", str(p)], capture_output=True,
+                         text=True, timeout=120)
+    assert own.returncode == 0 and "MP" in own.stdout and "pass" in own.stdout, own
+    assert own.stdout.strip().splitlines()[-1] == "frozen True"
+    runner = subprocess.run([sys.executable, "-c", _FROZEN, "runner", str(p)],
+                            capture_output=True, text=True, timeout=120)
+    assert runner.stdout.strip().splitlines()[-2:] == ["code 0", "frozen False"], runner
