@@ -1313,3 +1313,66 @@ def test_the_pruned_file_encoding_lists_the_same_outcomes(rel, monkeypatch):
     monkeypatch.setattr(cat_z3, "PRUNE_RF", True)
     _same(run_test(t, get_model(SEED)), plain, rel)
     _same(run_test(t, get_model(None)), plain, rel)
+
+
+# candidates that differ in co alone (docs/semantics.md §18): the file-driven reference engine
+# keeps what does not depend on co across a reads-from choice's coherence orders, and each
+# let rec group's least fixpoint by the values of its inputs; on and off, the same answers
+_MEMO_CASES = ["classic/2+2W+mono.agent.diff-wg.yaml", "classic/CoRR+mono.agent.diff-wg.yaml",
+               "classic/RMW+mono.agent.diff-wg.yaml", "classic/CAS+acq_rel.agent.diff-wg.yaml",
+               "s000/s000-rmw-release-cmpxchg-acquire.yaml", "barrier/bar-MP-fences-wg.yaml",
+               "barrier/bar-LB-atomics-acq-rel.yaml"]
+
+
+def _memo_cases() -> list:
+    out = [c for c in _MEMO_CASES if os.path.exists(os.path.join(ROOT, "litmus", c))]
+    assert out == _MEMO_CASES, out
+    return out
+
+
+def _reference_with(t, model: str, on: bool, monkeypatch):
+    from amdmm_smt.cat import eval as E
+    from amdmm_smt.reference import cat_engine
+    monkeypatch.setattr(cat_engine, "HOLD", on)
+    monkeypatch.setattr(E, "KEEP_FIXPOINTS", on)
+    return run_reference(t, get_model(model))
+
+
+@pytest.mark.parametrize("rel", _memo_cases())
+def test_reference_memos_change_no_answer(rel, monkeypatch):
+    t = parse_file(os.path.join(ROOT, "litmus", rel))
+    for model in ("seed", "pr170447"):
+        f = os.path.join(ROOT, "models", f"{model}.cat")
+        on = _reference_with(t, f, True, monkeypatch)
+        off = _reference_with(t, f, False, monkeypatch)
+        assert on.complete and off.complete, rel
+        assert on.states == off.states, (rel, model)
+        assert bool(getattr(on, "ub", None)) == bool(getattr(off, "ub", None)), (rel, model)
+
+
+def test_reference_memos_are_taken(monkeypatch):
+    """On 2+2W (two writes to each location in each thread: 2 x 2 coherence orders per
+    reads-from choice, no RMW) the let rec groups are solved once per distinct input, not once
+    per candidate: fewer fixpoints with the memos, the same answer; and what does not depend
+    on co is evaluated once per reads-from choice (fewer evaluated nodes)."""
+    from amdmm_smt.cat import eval as E
+    t = parse_file(os.path.join(ROOT, "litmus", _memo_cases()[0]))
+    counts = {}
+    real_fix, real_eval = E.MaskAlgebra.fixpoint, E.Evaluator._eval
+    for on in (True, False):
+        n = {"fix": 0, "eval": 0}
+
+        def fix(self, *a, **k):
+            n["fix"] += 1
+            return real_fix(self, *a, **k)
+
+        def ev(self, *a, **k):
+            n["eval"] += 1
+            return real_eval(self, *a, **k)
+        monkeypatch.setattr(E.MaskAlgebra, "fixpoint", fix)
+        monkeypatch.setattr(E.Evaluator, "_eval", ev)
+        r = _reference_with(t, SEED, on, monkeypatch)
+        counts[on] = (dict(n), r.states)
+    assert counts[True][1] == counts[False][1]
+    assert counts[True][0]["fix"] < counts[False][0]["fix"] / 2, counts
+    assert counts[True][0]["eval"] < counts[False][0]["eval"], counts

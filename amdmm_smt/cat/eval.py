@@ -14,6 +14,8 @@ depend on the address space at hand are evaluated per address space the test use
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..limits import tick
 from .base import BASE, DYNAMIC, LEVELS, Base, Terms
 from .check import CatModel
@@ -108,6 +110,84 @@ def _analyse(m: CatModel) -> dict:
     return info
 
 
+def _co_dependent(m: CatModel) -> tuple:
+    """(node id -> does its value depend on the coherence order, definition name -> the
+    same), through definitions (a let rec group as a whole). Cached on the model: what an
+    evaluator may keep across the candidates that differ in `co` alone (`held`)."""
+    r = getattr(m, "_co_dep", None)
+    if r is not None:
+        return r
+    by_def: dict = {}
+
+    def dep(name, busy=()):
+        if name in BASE:
+            return name == "co"
+        if name in by_def:
+            return by_def[name]
+        if name in busy:
+            return False
+        d = m.defs[name]
+        v = any(dep(r.name, busy + (name,)) for r in _refs(d.b.expr))
+        if d.rec:      # a group depends on co when any member does
+            v = v or any(dep(r.name, busy + (name,)) for g in m.groups[d.group]
+                         if g in m.defs for r in _refs(m.defs[g].b.expr))
+        if not busy or v:
+            by_def[name] = v
+        return v
+    for name in m.defs:
+        dep(name)
+    for g in {d.group for d in m.defs.values() if d.rec}:   # one answer per let rec group
+        members = [n for n, d in m.defs.items() if d.rec and d.group == g]
+        if any(by_def[n] for n in members):
+            for n in members:
+                by_def[n] = True
+    nodes = {k: any(dep(r.name) for r in _refs(e)) for k, e in _nodes(m).items()}
+    m._co_dep = (nodes, by_def)
+    return m._co_dep
+
+
+def _nodes(m: CatModel) -> dict:
+    """Every expression node of the model's definitions, axioms and value statement, by id."""
+    out: dict = {}
+
+    def walk(e):
+        out[id(e)] = e
+        for c in ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
+                  (e.arg,) if isinstance(e, Un) else (e.body,) if isinstance(e, LevelUnion)
+                  else ()):
+            walk(c)
+    for d in m.defs.values():
+        walk(d.b.expr)
+    for ax in m.axioms:
+        walk(ax.expr)
+    if m.value is not None:
+        walk(m.value.maysee)
+        walk(m.value.definite)
+    return out
+
+
+FIXPOINTS_KEPT = 4096      # least fixpoints an algebra keeps by their inputs (then starts over)
+KEEP_FIXPOINTS = True      # MaskAlgebra keeps them (tests turn it off to compare)
+
+
+def _closed_group(m: CatModel, group) -> bool:
+    """Does a let rec group's value depend on its outside names at the address space at hand
+    only (no `spaces` node, which evaluates names at every space)? Cached."""
+    c = m.__dict__.setdefault("_closed_groups", {})
+    if group not in c:
+        def spaces(e):
+            if isinstance(e, Un):
+                return e.op == "spaces" or spaces(e.arg)
+            if isinstance(e, (Bin, Cross)):
+                return spaces(e.left) or spaces(e.right)
+            if isinstance(e, LevelUnion):
+                return spaces(e.body)
+            return False
+        c[group] = not any(spaces(d.b.expr) for d in m.defs.values()
+                           if d.rec and d.group == group)
+    return c[group]
+
+
 def _level_cuts(m: CatModel):
     """What level classes (Evaluator `level_classes`) must respect in this model: (the
     levels c at which a class must begin, the level-indexed base names the model names), or
@@ -159,13 +239,18 @@ _UNARY = {"inv": "inv", "+": "plus", "*": "star", "?": "opt", "ident": "ident",
 
 class Evaluator:
     def __init__(self, m: CatModel, alg, base: Base, spaces: list, shared=None,
-                 level_classes: bool = False):
+                 level_classes: bool = False, held=None):
         """`shared`: a dict kept across evaluators of one test and algebra, for the values
         of expressions that depend on no choice of the execution. `level_classes`: evaluate
         a level-indexed value once per class of levels that cannot differ in this test
-        (docs/semantics.md §18 "Levels that cannot differ"; the SMT engine)."""
+        (docs/semantics.md §18 "Levels that cannot differ"; the SMT engine). `held`: a dict
+        kept across evaluators whose executions differ in the coherence order alone (the
+        reference engine's candidates of one reads-from choice), for the values that do not
+        depend on `co` (docs/semantics.md §18 "Candidates that differ in co alone")."""
         self.m, self.alg, self.base, self.spaces = m, alg, base, list(spaces)
         self.memo: dict = {}
+        self.held = held
+        self.co_dep = _co_dependent(m) if held is not None else None
         self.info = _analyse(m)
         self.sorts = m.__dict__.setdefault("_node_sorts", {})
         self.shared = shared
@@ -209,29 +294,38 @@ class Evaluator:
         return tuple(rep)
 
     # ---- names ----
+    def _names(self, name: str) -> dict:
+        """Where the value of a name is memoised: `held` for one that does not depend on co
+        (when the evaluator has it), else this evaluator's memo."""
+        if self.held is not None and not (name == "co" if name in BASE
+                                          else self.co_dep[1][name]):
+            return self.held
+        return self.memo
+
     def get(self, name: str, level, sp):
         if level is not None and self.rep is not None:
             level = self.rep[level]
         b = BASE.get(name)
+        memo = self.memo if self.held is None else self._names(name)
         if b is not None:
             key = ("base", name, level, sp if b[2] else None)
-            v = self.memo.get(key)
+            v = memo.get(key)
             if v is None:
                 d = self.base.value(name, level, sp)
-                v = self.memo[key] = (self.alg.set_of(d) if b[0] == "set"
-                                      else self.alg.rel_of(d))
+                v = memo[key] = (self.alg.set_of(d) if b[0] == "set"
+                                 else self.alg.rel_of(d))
             return v
         d = self.m.defs[name]
         key = (name, level, sp if d.space else None)
-        v = self.memo.get(key)
+        v = memo.get(key)
         if v is not None:
             return v
         if d.rec:
             self._group(d, sp if d.space else None)
-            return self.memo[key]
+            return memo[key]
         env = {d.b.param: level} if d.b.param else {}
         v = self.eval(d.b.expr, env, sp if d.space else None)
-        self.memo[key] = v
+        memo[key] = v
         return v
 
     def _group(self, d, sp):
@@ -246,6 +340,7 @@ class Evaluator:
         # what the bodies use outside the group first: their values are fixed during the
         # iteration (and get their defining variables in the Z3 algebra)
         inside = set(names)
+        inputs = []
         for n in names:
             g = self.m.defs[n]
             for ref in _refs(g.b.expr):
@@ -254,11 +349,26 @@ class Evaluator:
                 indexed = (BASE[ref.name][1] if ref.name in BASE
                            else self.m.defs[ref.name].b.param is not None)
                 for lv in (self.reps if indexed else (None,)):
-                    self.get(ref.name, lv, sp)
+                    inputs.append(self.get(ref.name, lv, sp))
+
+        memo = self.memo if self.held is None else self._names(names[0])  # one for the group
+        # an algebra whose values are hashable (the reference engine's masks) keeps each
+        # group's least fixpoint by the values of what its bodies use outside it: a candidate
+        # whose inputs are those of an earlier one (another coherence order that changed no
+        # input) reuses it (docs/semantics.md §18 "Candidates that differ in co alone")
+        known = getattr(self.alg, "fixpoints", None)
+        gkey = None
+        if known is not None and _closed_group(self.m, d.group):
+            gkey = (d.group, sp, self.rep, tuple(inputs))
+            res = known.get(gkey)
+            if res is not None:
+                for k in keys:
+                    memo[k] = res[k]
+                return
 
         def F(cur: dict) -> dict:
             for k, v in cur.items():
-                self.memo[k] = v
+                memo[k] = v
             prev, self.round = self.round, {}
             try:
                 out = {}
@@ -269,12 +379,16 @@ class Evaluator:
             finally:
                 self.round = prev
             for k in cur:
-                self.memo.pop(k, None)
+                memo.pop(k, None)
             return out
         from .wf import guarded_groups
         res = self.alg.fixpoint(keys, sorts, F, guarded=d.group in guarded_groups(self.m))
         for k in keys:
-            self.memo[k] = res[k]
+            memo[k] = res[k]
+        if gkey is not None:
+            if len(known) >= FIXPOINTS_KEPT:
+                known.clear()
+            known[gkey] = res
 
     # ---- expressions ----
     def _slot(self, e, env: dict, sp):
@@ -289,9 +403,13 @@ class Evaluator:
             # value holds for one application of the bodies (the group's atoms fixed), e.g.
             # vis[K] ; ... shared by every vis[L] with L <= K; outside, the groups it names
             # are complete and it is memoised as any node
-            store = self.round if self.round is not None else self.local
+            if self.round is not None:
+                return self.round, key
+            store = self.local
         else:
             store = self.local if dyn or self.shared is None else self.shared
+        if store is self.local and self.held is not None and not self.co_dep[0][id(e)]:
+            store = self.held
         return store, key
 
     def eval(self, e, env: dict, sp):
@@ -546,6 +664,8 @@ class MaskAlgebra:
         self.n = n
         self.full = (1 << n) - 1
         self.idrows = tuple(1 << i for i in range(n))
+        # Evaluator._group: least fixpoints by their inputs (None: none kept)
+        self.fixpoints: Optional[dict] = {} if KEEP_FIXPOINTS else None
 
     def set_of(self, d: dict) -> int:
         m = 0

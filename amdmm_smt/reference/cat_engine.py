@@ -199,20 +199,25 @@ class CatEngine(_Engine):
             init = [w for w in ws if ev[w].is_init]
             rest = [w for w in ws if not ev[w].is_init]
             per_loc.append([tuple(init) + p for p in itertools.permutations(rest)])
+        held: dict = {}       # what does not depend on co: the same for every order below
         for cos in itertools.product(*per_loc):
             self.tick()
             pos = {}
             for order in cos:
                 for k, w in enumerate(order):
                     pos[w] = k
-            if self.consistent(hap, rf, pos):
+            if self.consistent(hap, rf, pos, held):
                 self.record(rval, wval, {loc: (order[-1] if order else None)
                                          for loc, order in zip(locs, cos)})
 
-    def consistent(self, hap, rf, pos) -> bool:
+    def consistent(self, hap, rf, pos, held=None) -> bool:
+        """Is the candidate (which writes happen, reads-from, the coherence positions) an
+        execution of the file? `held`: the values that do not depend on co, kept across the
+        candidates of one (hap, rf) that differ in co alone (docs/semantics.md §18)."""
         base = Base(self.elab, _BoolTerms(), _Dyn(hap, rf, pos, self.bar, self.chosen))
         base._static = self.static          # the static base names once per test
-        ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared)
+        ev = Evaluator(self.cat, self.alg, base, self.spaces, self.shared,
+                       held=held if HOLD else None)
         if self.analyse:
             # flagged executions are undefined, not executions (the SMT engine's x.ub)
             if not any(not self.alg.holds("empty", ev.eval(ax.expr, {}, sp))
@@ -275,6 +280,9 @@ class CatEngine(_Engine):
         if ax is None:
             return None
         return FlagUB(ax.name, ax.file, ax.line, not self.any_defined)
+
+
+HOLD = True     # keep what does not depend on co across a reads-from's orders (tests compare)
 
 
 def run_barrier(eng: CatEngine, limit: int):
