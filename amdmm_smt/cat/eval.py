@@ -65,70 +65,21 @@ def spdep(m: CatModel, e) -> bool:
     return False
 
 
-def _analyse(m: CatModel) -> dict:
-    """Per expression node: (depends on a dynamic base name, names a recursive definition
-    directly). Cached on the model."""
-    info = getattr(m, "_node_info", None)
-    if info is not None:
-        return info
-    dyn_def: dict = {}
-
-    def def_dyn(name, busy=()):
-        if name in BASE:
-            return name in DYNAMIC
-        if name in dyn_def:
-            return dyn_def[name]
-        if name in busy:
-            return False
-        d = m.defs[name]
-        v = any(def_dyn(r.name, busy + (name,)) for r in _refs(d.b.expr))
-        if d.rec:      # a group is dynamic when any member is
-            v = v or any(def_dyn(r.name, busy + (name,)) for g in m.groups[d.group]
-                         if g in m.defs for r in _refs(m.defs[g].b.expr))
-        if not busy or v:
-            dyn_def[name] = v
-        return v
-    info = {}
-
-    def walk(e):
-        rs = _refs(e)
-        info[id(e)] = (any(def_dyn(r.name) for r in rs),
-                       any(r.name in m.defs and m.defs[r.name].rec for r in rs),
-                       tuple(sorted(_free(e))))
-        for c in ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
-                  (e.arg,) if isinstance(e, Un) else (e.body,) if isinstance(e, LevelUnion)
-                  else ()):
-            walk(c)
-    for d in m.defs.values():
-        walk(d.b.expr)
-    for ax in m.axioms:
-        walk(ax.expr)
-    if m.value is not None:
-        walk(m.value.maysee)
-        walk(m.value.definite)
-    m._node_info = info
-    return info
-
-
-def _co_dependent(m: CatModel) -> tuple:
-    """(node id -> does its value depend on the coherence order, definition name -> the
-    same), through definitions (a let rec group as a whole). Cached on the model: what an
-    evaluator may keep across the candidates that differ in `co` alone (`held`)."""
-    r = getattr(m, "_co_dep", None)
-    if r is not None:
-        return r
+def _depends(m: CatModel, base) -> dict:
+    """Definition name -> does its value depend on a base name for which `base(name)` holds,
+    through definitions (a let rec group as one: each member when any member does)."""
     by_def: dict = {}
 
     def dep(name, busy=()):
         if name in BASE:
-            return name == "co"
+            return base(name)
         if name in by_def:
             return by_def[name]
         if name in busy:
             return False
         d = m.defs[name]
         v = any(dep(r.name, busy + (name,)) for r in _refs(d.b.expr))
-        if d.rec:      # a group depends on co when any member does
+        if d.rec:      # a group depends when any member does
             v = v or any(dep(r.name, busy + (name,)) for g in m.groups[d.group]
                          if g in m.defs for r in _refs(m.defs[g].b.expr))
         if not busy or v:
@@ -136,14 +87,52 @@ def _co_dependent(m: CatModel) -> tuple:
         return v
     for name in m.defs:
         dep(name)
-    for g in {d.group for d in m.defs.values() if d.rec}:   # one answer per let rec group
+    for g in {d.group for d in m.defs.values() if d.rec}:
         members = [n for n, d in m.defs.items() if d.rec and d.group == g]
         if any(by_def[n] for n in members):
             for n in members:
                 by_def[n] = True
-    nodes = {k: any(dep(r.name) for r in _refs(e)) for k, e in _nodes(m).items()}
-    m._co_dep = (nodes, by_def)
-    return m._co_dep
+    return by_def
+
+
+def _uses(by_def: dict, e) -> bool:
+    """Does expression e name a base name or definition that `by_def` (from _depends, with
+    the base names' answers) says depends?"""
+    return any(by_def[r.name] for r in _refs(e))
+
+
+def _analyse(m: CatModel) -> dict:
+    """Per expression node: (depends on a dynamic base name, names a recursive definition
+    directly, its free level variables). Cached on the model."""
+    info = getattr(m, "_node_info", None)
+    if info is not None:
+        return info
+    dyn = _with_base(_depends(m, lambda n: n in DYNAMIC), lambda n: n in DYNAMIC)
+    info = {}
+    for k, e in _nodes(m).items():
+        rs = _refs(e)
+        info[k] = (any(dyn[r.name] for r in rs),
+                   any(r.name in m.defs and m.defs[r.name].rec for r in rs),
+                   tuple(sorted(_free(e))))
+    m._node_info = info
+    return info
+
+
+def _with_base(by_def: dict, base) -> dict:
+    """by_def with every base name's own answer."""
+    return {**{n: base(n) for n in BASE}, **by_def}
+
+
+def _co_dependent(m: CatModel) -> tuple:
+    """(node id -> does its value depend on the coherence order, definition name -> the
+    same). Cached on the model: what an evaluator may keep across the candidates that differ
+    in `co` alone (`held`)."""
+    r = getattr(m, "_co_dep", None)
+    if r is None:
+        by_def = _depends(m, lambda n: n == "co")
+        dep = _with_base(by_def, lambda n: n == "co")
+        r = m._co_dep = ({k: _uses(dep, e) for k, e in _nodes(m).items()}, by_def)
+    return r
 
 
 def _nodes(m: CatModel) -> dict:
