@@ -1334,7 +1334,7 @@ def _reference_with(t, model: str, on: bool, monkeypatch):
     from amdmm_smt.cat import eval as E
     from amdmm_smt.reference import cat_engine
     monkeypatch.setattr(cat_engine, "HOLD", on)
-    monkeypatch.setattr(E, "KEEP_FIXPOINTS", on)
+    monkeypatch.setattr(E, "REUSE", on)
     return run_reference(t, get_model(model))
 
 

@@ -156,7 +156,8 @@ def _nodes(m: CatModel) -> dict:
 
 
 FIXPOINTS_KEPT = 4096      # least fixpoints an algebra keeps by their inputs (then starts over)
-KEEP_FIXPOINTS = True      # MaskAlgebra keeps them (tests turn it off to compare)
+REUSE = True               # MaskAlgebra keeps fixpoints and compositions (tests turn it off)
+SEQS_KEPT = 8192           # compositions a MaskAlgebra keeps by their sides (then starts over)
 
 
 def _closed_group(m: CatModel, group) -> bool:
@@ -654,7 +655,8 @@ class MaskAlgebra:
         self.full = (1 << n) - 1
         self.idrows = tuple(1 << i for i in range(n))
         # Evaluator._group: least fixpoints by their inputs (None: none kept)
-        self.fixpoints: Optional[dict] = {} if KEEP_FIXPOINTS else None
+        self.fixpoints: Optional[dict] = {} if REUSE else None
+        self.seqs: Optional[dict] = {} if REUSE else None     # seq: a ; b by (a, b)
 
     def set_of(self, d: dict) -> int:
         m = 0
@@ -686,13 +688,24 @@ class MaskAlgebra:
         return self.full & ~a if sort == "set" else tuple(self.full & ~x for x in a)
 
     def seq(self, a, b):
+        known = self.seqs
+        if known is not None:
+            key = (a, b)
+            v = known.get(key)
+            if v is not None:
+                return v
         out = []
         for row in a:
             r = 0
             for j in _bits(row):
                 r |= b[j]
             out.append(r)
-        return tuple(out)
+        v = tuple(out)
+        if known is not None:
+            if len(known) >= SEQS_KEPT:
+                known.clear()
+            known[key] = v
+        return v
 
     def inv(self, a):
         out = [0] * self.n
