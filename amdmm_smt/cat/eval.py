@@ -124,15 +124,19 @@ def _with_base(by_def: dict, base) -> dict:
 
 
 def _co_dependent(m: CatModel) -> tuple:
-    """(node id -> does its value depend on the coherence order, definition name -> the
-    same). Cached on the model: what an evaluator may keep across the candidates that differ
+    """(node id -> does its value depend on the coherence order, name (a definition or a
+    base name) -> the same). Cached on the model: what an evaluator may keep across the candidates that differ
     in `co` alone (`held`)."""
     r = getattr(m, "_co_dep", None)
     if r is None:
-        by_def = _depends(m, lambda n: n == "co")
-        dep = _with_base(by_def, lambda n: n == "co")
-        r = m._co_dep = ({k: _uses(dep, e) for k, e in _nodes(m).items()}, by_def)
+        dep = _with_base(_depends(m, lambda n: n == "co"), lambda n: n == "co")
+        r = m._co_dep = ({k: _uses(dep, e) for k, e in _nodes(m).items()}, dep)
     return r
+
+
+def _children(e) -> tuple:
+    return ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
+            (e.arg,) if isinstance(e, Un) else (e.body,) if isinstance(e, LevelUnion) else ())
 
 
 def _nodes(m: CatModel) -> dict:
@@ -141,9 +145,7 @@ def _nodes(m: CatModel) -> dict:
 
     def walk(e):
         out[id(e)] = e
-        for c in ((e.left, e.right) if isinstance(e, (Bin, Cross)) else
-                  (e.arg,) if isinstance(e, Un) else (e.body,) if isinstance(e, LevelUnion)
-                  else ()):
+        for c in _children(e):
             walk(c)
     for d in m.defs.values():
         walk(d.b.expr)
@@ -166,13 +168,7 @@ def _closed_group(m: CatModel, group) -> bool:
     c = m.__dict__.setdefault("_closed_groups", {})
     if group not in c:
         def spaces(e):
-            if isinstance(e, Un):
-                return e.op == "spaces" or spaces(e.arg)
-            if isinstance(e, (Bin, Cross)):
-                return spaces(e.left) or spaces(e.right)
-            if isinstance(e, LevelUnion):
-                return spaces(e.body)
-            return False
+            return (isinstance(e, Un) and e.op == "spaces") or any(map(spaces, _children(e)))
         c[group] = not any(spaces(d.b.expr) for d in m.defs.values()
                            if d.rec and d.group == group)
     return c[group]
@@ -287,8 +283,7 @@ class Evaluator:
     def _names(self, name: str) -> dict:
         """Where the value of a name is memoised: `held` for one that does not depend on co
         (when the evaluator has it), else this evaluator's memo."""
-        if self.held is not None and not (name == "co" if name in BASE
-                                          else self.co_dep[1][name]):
+        if self.held is not None and not self.co_dep[1][name]:
             return self.held
         return self.memo
 
