@@ -74,7 +74,7 @@ class _Group(click.Group):
             raise
         except OSError as e:
             if e.errno == errno.EPIPE:
-                _reader_gone()
+                _broken_pipe(e)
             if e.errno not in _WRITE_ERRNOS:
                 raise
             _stdout_failed(e)
@@ -84,7 +84,7 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except OSError as e:        # before click's own handling, which exits 1
             if e.errno == errno.EPIPE:
-                _reader_gone()
+                _broken_pipe(e)
             raise
 
     def _main(self, args, prog_name, complete_var, **extra):
@@ -145,6 +145,34 @@ def _reader_gone() -> None:
     "Exit status"."""
     _drop_stdout()
     os._exit(EXIT_PIPE)
+
+
+def _stdout_gone() -> bool:
+    """Has stdout's reader closed it? A pipe (or socket) whose other end is closed polls as
+    an error or a hang-up; a file, a terminal or a stream that is not a file descriptor
+    (click's test runner) does not."""
+    import select
+    try:
+        fd = sys.stdout.fileno()
+        p = select.poll()
+        p.register(fd, select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in p.poll(0))
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _broken_pipe(e: OSError) -> None:
+    """An EPIPE reached the command. When stdout's reader is gone it is `verify | head`
+    (_reader_gone: exit 141). Any other pipe (a worker's, a Dask connection) is a failure of
+    the run, not of the reader: one line on stderr and exit 1, the run incomplete; never
+    os._exit, which would end a process that called the command (click's runner, a test
+    worker) with no word."""
+    if _stdout_gone():
+        _reader_gone()
+    _flush_stdout()
+    click.echo(f"amdmm-smt: error: a pipe inside the run broke ({e.strerror or e}); "
+               f"the run is incomplete", err=True)
+    sys.exit(1)
 
 
 def _stdout_failed(e: OSError) -> None:

@@ -216,3 +216,19 @@ def test_the_process_freezes_its_objects_before_it_exits_and_a_caller_of_main_do
     runner = subprocess.run([sys.executable, "-c", _FROZEN, "runner", str(p)],
                             capture_output=True, text=True, timeout=120)
     assert runner.stdout.strip().splitlines()[-2:] == ["code 0", "frozen False"], runner
+
+
+def test_a_pipe_broken_inside_the_run_ends_the_command_not_its_caller(monkeypatch):
+    """An EPIPE that is not stdout's (a worker's pipe, a Dask connection) used to end the
+    process at once with 141, as if the reader of stdout had gone: a program calling main
+    (click's runner here, a test worker) died with no word. It is now one line on stderr and
+    exit 1 (the run incomplete), and the caller goes on; stdout's own broken pipe is still
+    141 (tests/test_faults.py)."""
+    import amdmm_smt.model as model
+
+    def broken():
+        raise BrokenPipeError(32, "Broken pipe")
+    monkeypatch.setattr(model, "list_models", broken)
+    r = CliRunner().invoke(main, ["models"])
+    assert r.exit_code == 1, r.output
+    assert "a pipe inside the run broke" in r.output and "Traceback" not in r.output
