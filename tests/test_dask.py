@@ -23,8 +23,10 @@ def test_verify_and_diff_on_a_local_cluster_match_a_local_run():
     """One 2-worker LocalCluster, reached by its address as a remote scheduler would be."""
     from dask.distributed import LocalCluster
     files = sorted(os.path.join(CLASSIC, f) for f in os.listdir(CLASSIC))[:12]
+    from amdmm_smt.run.cluster import LOCAL_SCHEDULER
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster:
+                      dashboard_address=None,
+                      scheduler_kwargs=dict(LOCAL_SCHEDULER)) as cluster:
         addr = cluster.scheduler_address
         local = run("verify", "--json", "--no-timing", *files)
         dask = run("verify", "--json", "--no-timing", "--dask", addr, *files)
@@ -281,3 +283,41 @@ def test_prestart_starts_the_fork_server_before_dask_is_imported():
                        text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.split("\n")[0] == "[] True"
+
+
+def test_a_local_run_beside_a_taken_dashboard_port_says_nothing_of_it():
+    """`--dask local` while port 8787 is taken (a Jupyter session's Dask dashboard, another
+    run beside this one): Dask used to bind its scheduler's HTTP server there even with no
+    dashboard, move it, and print a four-line UserWarning on the command's stderr. Now that
+    server takes a free loopback port (run/cluster.py LOCAL_SCHEDULER): stderr stays empty
+    and the verdict is the same."""
+    import socket
+    import subprocess
+    import sys
+    f = os.path.join(CLASSIC, sorted(os.listdir(CLASSIC))[0])
+    s = socket.socket()
+    try:
+        try:
+            s.bind(("", 8787))
+            s.listen(1)
+        except OSError:
+            pass        # taken already: all the better
+        r = subprocess.run([sys.executable, "-m", "amdmm_smt.cli", "verify", "--no-timing",
+                            "--dask", "local:1", f], capture_output=True, text=True,
+                           timeout=300)
+    finally:
+        s.close()
+    assert r.returncode == 0 and "1 passed" in r.stdout, r
+    assert r.stderr == "", r.stderr
+
+
+def test_the_local_scheduler_serves_http_on_loopback_only():
+    """The HTTP server LOCAL_SCHEDULER asks for listens on 127.0.0.1 (a free port), not on
+    every interface, as `dashboard_address=None` did on the scheduler's host."""
+    from dask.distributed import LocalCluster
+
+    from amdmm_smt.run.cluster import LOCAL_SCHEDULER
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None,
+                      scheduler_kwargs=dict(LOCAL_SCHEDULER)) as cluster:
+        http = cluster.scheduler.http_server
+        assert http.address == "127.0.0.1" and http.port not in (0, 8787)

@@ -169,6 +169,13 @@ LOCAL_CONFIG = {"distributed.worker.multiprocessing-method": "forkserver",
                 "distributed.worker.profile.enabled": False,
                 "distributed.admin.tick.interval": "200ms"}
 
+# The scheduler of a `--dask local` cluster: no dashboard, and its HTTP server (Dask's
+# health and metrics routes, started even without a dashboard) on a free loopback port.
+# LocalCluster's `dashboard_address=None` still binds it to 8787, and when 8787 is taken (a
+# Jupyter session's Dask dashboard, another run beside this one) Dask moves it and prints a
+# four-line UserWarning on the command's stderr.
+LOCAL_SCHEDULER = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
 
 def _fork_server(engine: str) -> bool:
     """Start multiprocessing's fork server for `--dask local`'s workers, with the modules
@@ -325,7 +332,8 @@ def _client(address: str, stack, engine: str = "smt"):
         _quick_start_poll()
         with _no_sigint():
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
-                                               processes=True, dashboard_address=None)
+                                               processes=True, dashboard_address=None,
+                                               scheduler_kwargs=dict(LOCAL_SCHEDULER))
         return distributed.Client(cluster), cluster
     _probe(address)
     try:
