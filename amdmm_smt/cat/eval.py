@@ -160,6 +160,7 @@ def _nodes(m: CatModel) -> dict:
 FIXPOINTS_KEPT = 4096      # least fixpoints an algebra keeps by their inputs (then starts over)
 REUSE = True               # MaskAlgebra keeps fixpoints and compositions (tests turn it off)
 SEQS_KEPT = 8192           # compositions a MaskAlgebra keeps by their sides (then starts over)
+FILTERS = True             # Evaluator._filter: [S] ; r and r ; [S] as filters (tests compare)
 
 
 def _closed_group(m: CatModel, group) -> bool:
@@ -247,6 +248,7 @@ class Evaluator:
         # intersection or a difference whose first side is empty is empty, and its other
         # side is not evaluated
         self.falsy = getattr(alg, "empty_falsy", False)
+        self.filters = FILTERS and hasattr(alg, "restrict_rows")    # Evaluator._filter
         self.rep = self._classes() if level_classes else None
         self.reps = tuple(sorted(set(self.rep))) if self.rep else LEVELS
 
@@ -509,6 +511,10 @@ class Evaluator:
         if isinstance(e, Bin):
             if self.demand and e.op != "|":
                 return self._bin(e, env, sp, None)
+            if e.op == ";" and self.filters:
+                v = self._filter(e, env, sp)
+                if v is not None:
+                    return v
             a = self.eval(e.left, env, sp)
             if self.falsy and not a and e.op != "|":
                 return a
@@ -546,6 +552,24 @@ class Evaluator:
                 out = A.union(sort, out, self.eval(e.body, {**env, e.var: lv}, sp))
             return out
         raise AssertionError(e)
+
+    def _filter(self, e, env: dict, sp):
+        """`[S] ; r` and `r ; [S]` by an algebra that restricts a relation's rows or columns
+        to a set (`restrict_rows`, `restrict_cols`: the Z3 algebra) without building the
+        identity relation of S and composing with it; the same pairs and terms as the
+        composition, in the same order. None for any other composition."""
+        L, R = e.left, e.right
+        if type(L) is Un and L.op == "ident":
+            s = self.eval(L.arg, env, sp)
+            if self.falsy and not s:
+                return {}
+            return self.alg.restrict_rows(s, self.eval(R, env, sp))
+        if type(R) is Un and R.op == "ident":
+            a = self.eval(L, env, sp)
+            if self.falsy and not a:
+                return a
+            return self.alg.restrict_cols(a, self.eval(R.arg, env, sp))
+        return None
 
     def _levels(self, e, env: dict):
         """The levels a level union `union(K >= B) ...` (or <=, or unbounded) ranges over;

@@ -388,6 +388,43 @@ class Z3Algebra:
                 out[key] = v
         return out
 
+    def restrict_rows(self, s: dict, b: dict) -> dict:
+        """[s] ; b: b's pairs whose row is in s, each with s's term of its row (cat/eval.py
+        Evaluator._filter); the pairs, terms and order of seq(ident(s), b)."""
+        if not s or not b:
+            return {}
+        rows = self._rows_of(b)
+        out = {}
+        for i, t1 in s.items():
+            r = rows.get(i)
+            if r is None:
+                continue
+            if t1 is True:
+                for j, t2 in r:
+                    out[(i, j)] = t2
+                continue
+            for j, t2 in r:
+                v = t1 if t2 is True else AND(t1, t2)
+                if v is not False:
+                    out[(i, j)] = v
+        return out
+
+    @staticmethod
+    def restrict_cols(a: dict, s: dict) -> dict:
+        """a ; [s]: a's pairs whose column is in s, each with s's term of its column; the
+        pairs, terms and order of seq(a, ident(s))."""
+        if not a or not s:
+            return {}
+        out = {}
+        for (i, k), t1 in a.items():
+            t2 = s.get(k)
+            if t2 is None:
+                continue
+            v = t2 if t1 is True else t1 if t2 is True else AND(t1, t2)
+            if v is not False:
+                out[(i, k)] = v
+        return out
+
     @staticmethod
     def inv(a: dict) -> dict:
         return {(j, i): t for (i, j), t in a.items()}
