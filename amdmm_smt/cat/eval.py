@@ -485,6 +485,9 @@ class Evaluator:
             if self.falsy and not a:
                 return a
             return A.diff(sort, a, self.within(R, env, sp, Demand(a)))
+        if self.filters and ((type(L) is Un and L.op == "ident")
+                             or (type(R) is Un and R.op == "ident")):
+            return self._filter_within(L, R, env, sp, D)
         # composition: a pair (i, j) of the result uses a's row i and b's column j, and a's
         # pair (i, k) only when b has a pair (k, .): the cheap side first, the other within it
         rows, cols = (None, None) if D is None else (D.rows(), D.cols())
@@ -570,6 +573,23 @@ class Evaluator:
                 return a
             return self.alg.restrict_cols(a, self.eval(R.arg, env, sp))
         return None
+
+    def _filter_within(self, L, R, env: dict, sp, D):
+        """_filter where Demand D bounds the keys (Evaluator.within): the set whole (a set
+        is small), the relation within the rows (columns) the set and D admit."""
+        rows, cols = (None, None) if D is None else (D.rows(), D.cols())
+        if type(L) is Un and L.op == "ident":
+            s = self.eval(L.arg, env, sp)
+            if self.falsy and not s:
+                return {}
+            keys = set(s) if rows is None else {i for i in s if i in rows}
+            return self.alg.restrict_rows(s, self.within(R, env, sp, Demand(None, keys, cols)),
+                                          D)
+        t = self.eval(R.arg, env, sp)
+        if self.falsy and not t:
+            return {}
+        keys = set(t) if cols is None else {j for j in t if j in cols}
+        return self.alg.restrict_cols(self.within(L, env, sp, Demand(None, rows, keys)), t, D)
 
     def _levels(self, e, env: dict):
         """The levels a level union `union(K >= B) ...` (or <=, or unbounded) ranges over;

@@ -388,17 +388,25 @@ class Z3Algebra:
                 out[key] = v
         return out
 
-    def restrict_rows(self, s: dict, b: dict) -> dict:
+    def restrict_rows(self, s: dict, b: dict, D=None) -> dict:
         """[s] ; b: b's pairs whose row is in s, each with s's term of its row (cat/eval.py
-        Evaluator._filter); the pairs, terms and order of seq(ident(s), b)."""
+        Evaluator._filter); the pairs, terms and order of seq(ident(s), b). With a Demand D,
+        the pairs D admits (and perhaps more), as seq."""
         if not s or not b:
             return {}
         rows = self._rows_of(b)
+        by_row = None if D is None else D.by_row()
         out = {}
         for i, t1 in s.items():
             r = rows.get(i)
             if r is None:
                 continue
+            if by_row is not None:
+                if i not in by_row:
+                    continue
+                js = by_row[i]
+                if js is not None:
+                    r = [jt for jt in r if jt[0] in js]
             if t1 is True:
                 for j, t2 in r:
                     out[(i, j)] = t2
@@ -410,16 +418,22 @@ class Z3Algebra:
         return out
 
     @staticmethod
-    def restrict_cols(a: dict, s: dict) -> dict:
+    def restrict_cols(a: dict, s: dict, D=None) -> dict:
         """a ; [s]: a's pairs whose column is in s, each with s's term of its column; the
-        pairs, terms and order of seq(a, ident(s))."""
+        pairs, terms and order of seq(a, ident(s)). With a Demand D, the pairs D admits (and
+        perhaps more), as seq."""
         if not a or not s:
             return {}
+        by_row = None if D is None else D.by_row()
         out = {}
         for (i, k), t1 in a.items():
             t2 = s.get(k)
             if t2 is None:
                 continue
+            if by_row is not None:
+                js = by_row.get(i, ())
+                if js is not None and k not in js:
+                    continue
             v = t2 if t1 is True else t1 if t2 is True else AND(t1, t2)
             if v is not False:
                 out[(i, k)] = v
