@@ -145,6 +145,56 @@ class Base:
         evs = domain if domain is not None else self.ev
         return {(a.id, b.id): True for a in evs for b in evs if pred(a, b)}
 
+    # contains / incl from the elaboration's rows (Elab.contains_rows): the same pairs as the
+    # pairwise definitions, without a call per pair; each event's level for AvsGe / ScGe /
+    # AvScGe kept across the levels; level classes told apart by rows. A base whose events are
+    # not one elaboration's (synth/symbolic.py TemplateBase: a slot's variants, swapped in)
+    # asks pair by pair and keeps nothing
+    BY_ROWS = True
+
+    def signature(self, name: str, level, sp):
+        """What tells a level-indexed static base name's values apart (cat/eval.py
+        Evaluator._classes): equal signatures, equal values; None when the value is not
+        every key to True (a template's terms)."""
+        if name == "contains" and self.BY_ROWS:
+            rows = self.el.contains_rows(level)
+            return tuple(rows[e.id] for e in self.ev)
+        d = self.value(name, level, sp)
+        if any(t is not True for t in d.values()):
+            return None
+        return frozenset(d)
+
+    def _levels_of(self, name: str, sp) -> list:
+        """(event id, level) for AvsGe / ScGe / AvScGe: the level an event's L is compared
+        with (`name`[L] holds for every L up to it), computed once for every level."""
+        key = ("levels of", name, sp if BASE[name][2] else None)
+        r = self._static.get(key) if self.BY_ROWS else None
+        if r is not None:
+            return r
+        el = self.el
+        if name == "AvsGe":
+            def level(e):
+                if e.is_init:
+                    return SYSTEM
+                if store_available(e) or load_visible(e):
+                    return el.av_scope_in(e, el.space_of(e.loc))
+                return None
+        elif name == "ScGe":
+            def level(e):
+                return SYSTEM if e.is_init else el.scope_in(e, sp)
+        else:
+            def level(e):
+                return SYSTEM if e.is_init else el.av_scope_in(e, sp)
+        r = [(e.id, s) for e in self.ev if (s := level(e)) is not None]
+        if self.BY_ROWS:
+            self._static[key] = r
+        return r
+
+    def _rows(self, rows: dict, irreflexive: bool = False) -> dict:
+        """A relation from its rows (id -> a set of ids), keyed in the order _rel keys it."""
+        return {(a, b): True for a in [e.id for e in self.ev] for b in sorted(rows[a])
+                if not (irreflexive and a == b)}
+
     def _compute(self, name: str, lv, sp) -> dict:
         el = self.el
         local = {loc for loc in el.locs if el.test.memory[loc].space == "local"}
@@ -185,18 +235,8 @@ class Base:
             return S(lambda e: not e.is_init and load_visible(e))
         if name == "SA":
             return S(store_available)
-        if name == "AvsGe":
-            def avs(e):
-                if e.is_init:
-                    return SYSTEM
-                if store_available(e) or load_visible(e):
-                    return el.av_scope_in(e, el.space_of(e.loc))
-                return None
-            return S(lambda e: avs(e) is not None and avs(e) >= lv)
-        if name == "ScGe":
-            return S(lambda e: (SYSTEM if e.is_init else el.scope_in(e, sp)) >= lv)
-        if name == "AvScGe":
-            return S(lambda e: (SYSTEM if e.is_init else el.av_scope_in(e, sp)) >= lv)
+        if name in ("AvsGe", "ScGe", "AvScGe"):    # an event's level, then the threshold
+            return {i: True for i, s in self._levels_of(name, sp) if s >= lv}
         if name == "Sync":
             return S(lambda e: e.is_init or sp in el.sync_spaces(e))
         if name == "Here":
@@ -217,8 +257,12 @@ class Base:
         if name == "int":
             return R(lambda a, b: not a.is_init and not b.is_init and a.thread == b.thread)
         if name == "contains":
+            if self.BY_ROWS:
+                return self._rows(el.contains_rows(lv))
             return R(lambda a, b: el.contains(a, lv, b))
         if name == "incl":
+            if self.BY_ROWS:
+                return self._rows(el.inclusive_rows(sp), irreflexive=True)
             return R(lambda a, b: a.id != b.id and el.inclusive(a, b, sp))
         if name == "samescope":
             return R(lambda a, b: a.id != b.id and (a.is_init or b.is_init or

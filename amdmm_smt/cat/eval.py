@@ -271,10 +271,10 @@ class Evaluator:
             row = []
             for n in names:
                 for sp in (self.spaces if BASE[n][2] else (None,)):
-                    d = self.base.value(n, lv, sp)
-                    if any(t is not True for t in d.values()):
+                    s = self.base.signature(n, lv, sp)
+                    if s is None:
                         return None
-                    row.append(frozenset(d))
+                    row.append(s)
             sig.append(row)
         rep = [0]
         for lv in LEVELS[1:]:

@@ -118,6 +118,61 @@ class Elab:
             return False         # docs R-async-scope, cautious reading: no instance below WG
         return self.paths[x.thread][level] == self.paths[y.thread][level]
 
+    def contains_rows(self, level: int) -> dict:
+        """`contains` at one level for every pair at once: x.id -> the frozenset of the ids
+        of the operations y that x's instance of scope `level` contains. The same answers
+        as contains(x, level, y), built from the instance keys instead of a call per pair
+        (the model files' base relation `contains`; tests/test_model_file.py checks the two
+        equal on the corpus under each option that changes either). Cached: asked for of
+        the finished elaboration only."""
+        cache = self.__dict__.setdefault("_contains_rows", {})
+        rows = cache.get(level)
+        if rows is not None:
+            return rows
+        opts = self.model.options
+        every = opts.init_in_every_scope
+        ev = self.events
+        inits = frozenset(e.id for e in ev if e.is_init)
+        everything = frozenset(e.id for e in ev)
+        asyncs = frozenset(e.id for e in ev if e.async_of is not None)
+        cut = level < WORKGROUP and opts.async_scope == "workgroup"   # R-async-scope
+        groups: dict = {}
+        for e in ev:
+            if not e.is_init:
+                groups.setdefault(self.paths[e.thread][level], set()).add(e.id)
+        init_row = everything if (level == SYSTEM or every) else frozenset()   # R-init
+        with_inits = inits if (level == SYSTEM or every) else frozenset()
+        rows = {}
+        for x in ev:
+            if x.is_init:
+                rows[x.id] = init_row
+                continue
+            g = groups[self.paths[x.thread][level]]
+            if cut:
+                g = {x.id} if x.id in asyncs else g - asyncs
+            rows[x.id] = frozenset(g) | with_inits
+        cache[level] = rows
+        return rows
+
+    def inclusive_rows(self, space: Optional[str]) -> dict:
+        """`inclusive` for every pair at once, as contains_rows: x.id -> the ids of the y
+        with inclusive(x, y, space) (x itself among them when it is)."""
+        cache = self.__dict__.setdefault("_inclusive_rows", {})
+        rows = cache.get(space)
+        if rows is not None:
+            return rows
+        sc = {e.id: self.scope_in(e, space) for e in self.events}
+        opencl = self.model.options.scope_inclusion == "opencl"
+        init = {e.id for e in self.events if e.is_init}
+        rows = {}
+        for x in self.events:
+            cx = self.contains_rows(sc[x.id])[x.id]
+            rows[x.id] = frozenset(
+                y for y in cx if x.id in self.contains_rows(sc[y])[y]
+                and (not opencl or x.id in init or y in init or sc[x.id] == sc[y]))
+        cache[space] = rows
+        return rows
+
     def inclusive(self, x: Event, y: Event, space: Optional[str] = None) -> bool:
         """S000 "Inclusive Scopes": the scope instance of each operation contains the other.
         With the OpenCL option (S002: "requires the memory scopes to exactly match") the two

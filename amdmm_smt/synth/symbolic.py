@@ -225,6 +225,7 @@ def _combine(outs: list, sel: dict) -> dict:
 class TemplateBase(Base):
     """The base names of a skeleton, each a term over the slots' choice variables
     (module docstring)."""
+    BY_ROWS = False     # a slot's variants differ in scope and kind: pair by pair (cat/base.py)
 
     def __init__(self, elab, terms, dyn, variants: dict, sel: dict, els: list, psel: list):
         super().__init__(elab, terms, dyn)
