@@ -255,6 +255,17 @@ def _fold(t) -> B:
     return True if v == 1 else False if v == -1 else t
 
 
+def _admitted(r, i: int, by_row):
+    """Of row r ([(j, term)] or None) of a result's row i, the pairs a Demand's by_row
+    admits (Z3Algebra.seq, restrict_rows); None when none is."""
+    if r is None or by_row is None:
+        return r
+    if i not in by_row:
+        return None
+    js = by_row[i]
+    return r if js is None else [jt for jt in r if jt[0] in js]
+
+
 class Z3Algebra:
     def __init__(self, x: Execution):
         self.x, self.ctx, self.n = x, x.ctx, len(x.ev)
@@ -358,15 +369,9 @@ class Z3Algebra:
         by_row = None if D is None else D.by_row()
         acc: dict = {}          # pair -> its steps, or True once a step is constant-true
         for (i, k), t1 in a.items():
-            r = rows.get(k)
+            r = _admitted(rows.get(k), i, by_row)
             if r is None:
                 continue
-            if by_row is not None:
-                if i not in by_row:
-                    continue
-                js = by_row[i]
-                if js is not None:
-                    r = [jt for jt in r if jt[0] in js]
             for j, t2 in r:
                 ts = acc.get((i, j))
                 if ts is True:
@@ -398,15 +403,9 @@ class Z3Algebra:
         by_row = None if D is None else D.by_row()
         out = {}
         for i, t1 in s.items():
-            r = rows.get(i)
+            r = _admitted(rows.get(i), i, by_row)
             if r is None:
                 continue
-            if by_row is not None:
-                if i not in by_row:
-                    continue
-                js = by_row[i]
-                if js is not None:
-                    r = [jt for jt in r if jt[0] in js]
             if t1 is True:
                 for j, t2 in r:
                     out[(i, j)] = t2
