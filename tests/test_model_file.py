@@ -1417,7 +1417,7 @@ def test_filters_build_the_same_encoding(d, monkeypatch):
 
 @pytest.mark.parametrize("rel", sampled([r for r in CORPUS if r not in SLOW_REFERENCE], 6, 5))
 def test_filters_change_no_answer(rel, monkeypatch):
-    """The filters on the demanded-pairs path (Evaluator._filter_within: the relation asked
+    """The filters on the demanded-pairs path (Evaluator._filter, demanded: the relation asked
     for within the rows or columns the set admits), forced on for every test, and the
     filters off: the answers are equal."""
     from amdmm_smt.cat import eval as E

@@ -163,6 +163,12 @@ SEQS_KEPT = 8192           # compositions a MaskAlgebra keeps by their sides (th
 FILTERS = True             # Evaluator._filter: [S] ; r and r ; [S] as filters (tests compare)
 
 
+def _filterable(e) -> bool:
+    """Is composition e `[S] ; r` or `r ; [S]` (Evaluator._filter)?"""
+    return ((type(e.left) is Un and e.left.op == "ident")
+            or (type(e.right) is Un and e.right.op == "ident"))
+
+
 def _closed_group(m: CatModel, group) -> bool:
     """Does a let rec group's value depend on its outside names at the address space at hand
     only (no `spaces` node, which evaluates names at every space)? Cached."""
@@ -485,9 +491,8 @@ class Evaluator:
             if self.falsy and not a:
                 return a
             return A.diff(sort, a, self.within(R, env, sp, Demand(a)))
-        if self.filters and ((type(L) is Un and L.op == "ident")
-                             or (type(R) is Un and R.op == "ident")):
-            return self._filter_within(L, R, env, sp, D)
+        if self.filters and _filterable(e):
+            return self._filter(L, R, env, sp, D, demanded=True)
         # composition: a pair (i, j) of the result uses a's row i and b's column j, and a's
         # pair (i, k) only when b has a pair (k, .): the cheap side first, the other within it
         rows, cols = (None, None) if D is None else (D.rows(), D.cols())
@@ -514,10 +519,8 @@ class Evaluator:
         if isinstance(e, Bin):
             if self.demand and e.op != "|":
                 return self._bin(e, env, sp, None)
-            if e.op == ";" and self.filters:
-                v = self._filter(e, env, sp)
-                if v is not None:
-                    return v
+            if e.op == ";" and self.filters and _filterable(e):
+                return self._filter(e.left, e.right, env, sp, None, demanded=False)
             a = self.eval(e.left, env, sp)
             if self.falsy and not a and e.op != "|":
                 return a
@@ -556,40 +559,31 @@ class Evaluator:
             return out
         raise AssertionError(e)
 
-    def _filter(self, e, env: dict, sp):
-        """`[S] ; r` and `r ; [S]` by an algebra that restricts a relation's rows or columns
-        to a set (`restrict_rows`, `restrict_cols`: the Z3 algebra) without building the
-        identity relation of S and composing with it; the same pairs and terms as the
-        composition, in the same order. None for any other composition."""
-        L, R = e.left, e.right
-        if type(L) is Un and L.op == "ident":
-            s = self.eval(L.arg, env, sp)
-            if self.falsy and not s:
-                return {}
-            return self.alg.restrict_rows(s, self.eval(R, env, sp))
-        if type(R) is Un and R.op == "ident":
-            a = self.eval(L, env, sp)
-            if self.falsy and not a:
-                return a
-            return self.alg.restrict_cols(a, self.eval(R.arg, env, sp))
-        return None
-
-    def _filter_within(self, L, R, env: dict, sp, D):
-        """_filter where Demand D bounds the keys (Evaluator.within): the set whole (a set
-        is small), the relation within the rows (columns) the set and D admit."""
-        rows, cols = (None, None) if D is None else (D.rows(), D.cols())
-        if type(L) is Un and L.op == "ident":
-            s = self.eval(L.arg, env, sp)
-            if self.falsy and not s:
-                return {}
-            keys = set(s) if rows is None else {i for i in s if i in rows}
-            return self.alg.restrict_rows(s, self.within(R, env, sp, Demand(None, keys, cols)),
-                                          D)
-        t = self.eval(R.arg, env, sp)
-        if self.falsy and not t:
+    def _filter(self, L, R, env: dict, sp, D, demanded: bool):
+        """`[S] ; r` and `r ; [S]` (_filterable) by an algebra that restricts a relation's rows
+        or columns to a set (`restrict_rows`, `restrict_cols`: the Z3 algebra) without
+        building the identity relation of S and composing with it: the same pairs and terms
+        as the composition, in the same order. `demanded` (Evaluator.within, Demand D): the
+        set whole (a set is small), the relation within the rows (columns) the set and D
+        admit; otherwise the relation whole."""
+        left = type(L) is Un and L.op == "ident"
+        other = R if left else L
+        if not demanded and not left:   # r ; [S]: r first, as the composition evaluates it
+            r = self.eval(other, env, sp)
+            if self.falsy and not r:
+                return r
+            return self.alg.restrict_cols(r, self.eval(R.arg, env, sp))
+        s = self.eval(L.arg if left else R.arg, env, sp)
+        if self.falsy and not s:
             return {}
-        keys = set(t) if cols is None else {j for j in t if j in cols}
-        return self.alg.restrict_cols(self.within(L, env, sp, Demand(None, rows, keys)), t, D)
+        if not demanded:
+            return self.alg.restrict_rows(s, self.eval(other, env, sp))   # [S] ; r
+        rows, cols = (None, None) if D is None else (D.rows(), D.cols())
+        bound = rows if left else cols
+        keys = set(s) if bound is None else {i for i in s if i in bound}
+        r = self.within(other, env, sp, Demand(None, keys, cols) if left
+                        else Demand(None, rows, keys))
+        return self.alg.restrict_rows(s, r, D) if left else self.alg.restrict_cols(r, s, D)
 
     def _levels(self, e, env: dict):
         """The levels a level union `union(K >= B) ...` (or <=, or unbounded) ranges over;
