@@ -254,21 +254,25 @@ def test_chunks_shrink_and_cover_every_task_once_in_order():
 
 
 _PRESTART = r"""
-import os, sys
+import os, sys, time
+from multiprocessing import forkserver
 from amdmm_smt.run.cluster import prestart
 assert not prestart(None) and not prestart("tcp://127.0.0.1:1") and not prestart("local:zero")
 assert prestart("local:2")
-kids = []
-for d in os.listdir("/proc"):
-    try:
-        with open(f"/proc/{d}/stat") as f:
-            if d.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
-                with open(f"/proc/{d}/cmdline", "rb") as g:
-                    kids.append(g.read())
-    except OSError:
-        pass
+pid = forkserver._forkserver._forkserver_pid
+with open(f"/proc/{pid}/stat") as f:
+    ours = int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid()
+# The fork server is forked, then exec'd: while the exec runs (long, on a loaded machine)
+# its cmdline reads empty. Ask again until it says what it runs.
+deadline = time.monotonic() + 60
+while True:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        cmdline = f.read()
+    if cmdline or time.monotonic() > deadline:
+        break
+    time.sleep(0.01)
 print(sorted(m for m in ("distributed", "dask") if m in sys.modules),
-      any(b"multiprocessing.forkserver" in k for k in kids))
+      ours and b"from multiprocessing.forkserver import main" in cmdline)
 """
 
 
