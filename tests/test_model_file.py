@@ -1470,3 +1470,101 @@ def test_contains_and_inclusive_by_rows_equal_them_pair_by_pair(option):
                     assert list(a.items()) == list(b.items()), (f, name, lv, sp)
         seen += 1
     assert seen > 200
+
+
+# spaces that cannot differ (docs/semantics.md §18): a value that depends on the address space
+# at hand is evaluated once per class of spaces at which the base names it reads are equal
+def _two_space_tests() -> list:
+    out = []
+    for f in sorted(glob.glob(os.path.join(ROOT, "litmus", "mmra", "*.yaml"))):
+        t = parse_file(f)
+        if t.model in (None, "seed") and len({m.space for m in t.memory.values()}) > 1:
+            out.append(os.path.relpath(f, os.path.join(ROOT, "litmus")))
+    return out
+
+
+TWO_SPACES = _two_space_tests()
+SPACE_MODELS = [SEED, os.path.join(ROOT, "models", "options", "lds_scope-data.cat"),
+                os.path.join(ROOT, "models", "options", "lds_scope-avvis.cat")]
+
+
+@pytest.mark.parametrize("model", SPACE_MODELS, ids=os.path.basename)
+@pytest.mark.parametrize("rel", TWO_SPACES)
+def test_space_classes_change_no_answer(rel, model, monkeypatch):
+    """Every test of litmus/mmra over two address spaces, under the seed and the two LDS
+    readings that make the spaces' scopes differ: the answers of both engines with the
+    space classes on equal those with them off."""
+    from amdmm_smt.cat import eval as E
+    t = parse_file(os.path.join(ROOT, "litmus", rel))
+    got = {}
+    for on in (True, False):
+        monkeypatch.setattr(E, "SPACE_CLASSES", on)
+        got[on] = (run_test(t, get_model(model)), run_reference(t, get_model(model)))
+    _same(got[True][0], got[False][0], rel)
+    _same(got[True][1], got[False][1], rel)
+    assert got[True][0].states == got[True][1].states, rel
+
+
+def _space_reps(rel: str, model: str, names, monkeypatch) -> dict:
+    """{definition: {space: the space its value there is had at}} for one SMT encoding."""
+    from amdmm_smt.cat import eval as E
+    from amdmm_smt.elaborate.events import elaborate
+    from amdmm_smt.encode import encode
+    seen = {}
+    real = E.Evaluator._space
+
+    def spy(self, ns, sp):
+        r = real(self, ns, sp)
+        seen[(ns, sp)] = r
+        return r
+    monkeypatch.setattr(E.Evaluator, "_space", spy)
+    el = elaborate(parse_file(os.path.join(ROOT, "litmus", rel)), get_model(model))
+    encode(el)
+    sn = E._space_names(load(model))
+    return {n: {sp: seen[(sn[n], sp)] for sp in el.spaces if (sn[n], sp) in seen}
+            for n in names}
+
+
+def test_space_classes_of_tests(monkeypatch):
+    """Hand derivations from the tests' texts and docs/semantics.md R-lds-scope:
+    * sync-as-both-fences: the fences synchronize both spaces (two synchronize-as tags),
+      the atomics are not -one-as, every scope is workgroup: Sync, incl and ScGe are one at
+      local and global, so hb (which reads those) is one value; SW reads Here, the accesses
+      to the space at hand, which differ: one value per space.
+    * sync-as-local-fences: the fences synchronize local only, so Sync differs and hb is
+      evaluated at each space.
+    * lds-agent-fences-chain-through-other-wg: the agent fences access no memory, so under
+      lds_scope: instruction (the seed) they keep agent scope for LDS data: hb is one; under
+      lds_scope: data their scope for LDS data is workgroup (ScGe differs): one per space."""
+    both = _space_reps("mmra/sync-as-both-fences.yaml", SEED, ("hb", "SW"), monkeypatch)
+    assert both["hb"] == {"global": "global", "local": "global"}
+    assert both["SW"] == {"global": "global", "local": "local"}
+    local = _space_reps("mmra/sync-as-local-fences.yaml", SEED, ("hb",), monkeypatch)
+    assert local["hb"] == {"global": "global", "local": "local"}
+    chain = "mmra/lds-agent-fences-chain-through-other-wg.yaml"
+    assert _space_reps(chain, SEED, ("hb",), monkeypatch)["hb"] == {"global": "global",
+                                                                   "local": "global"}
+    assert _space_reps(chain, SPACE_MODELS[1], ("hb",), monkeypatch)["hb"] == {
+        "global": "global", "local": "local"}
+
+
+def test_an_axiom_is_asserted_once_per_class_of_spaces(monkeypatch):
+    """sync-as-both-fences: hb_acyclic (irreflexive hb) reads no base name that differs
+    between the spaces: asserted at one space; cofinal reads Here: at both."""
+    from amdmm_smt.cat import eval as E
+    from amdmm_smt.elaborate.events import elaborate
+    from amdmm_smt.encode import encode
+    got = {}
+    real = E.Evaluator.spaces_of
+
+    def spy(self, e, spaces):
+        r = real(self, e, spaces)
+        got[id(e)] = r
+        return r
+    monkeypatch.setattr(E.Evaluator, "spaces_of", spy)
+    el = elaborate(parse_file(os.path.join(ROOT, "litmus", "mmra", "sync-as-both-fences.yaml")),
+                   get_model(SEED))
+    encode(el)
+    axioms = {ax.name: ax for ax in load(SEED).axioms}
+    assert got[id(axioms["hb_acyclic"].expr)] == ["global"]
+    assert got[id(axioms["cofinal"].expr)] == ["global", "local"]

@@ -161,6 +161,7 @@ FIXPOINTS_KEPT = 4096      # least fixpoints an algebra keeps by their inputs (t
 REUSE = True               # MaskAlgebra keeps fixpoints and compositions (tests turn it off)
 SEQS_KEPT = 8192           # compositions a MaskAlgebra keeps by their sides (then starts over)
 FILTERS = True             # Evaluator._filter: [S] ; r and r ; [S] as filters (tests compare)
+SPACE_CLASSES = True       # Evaluator._space: spaces that cannot differ (tests compare)
 
 
 def _filterable(e) -> bool:
@@ -179,6 +180,47 @@ def _closed_group(m: CatModel, group) -> bool:
         c[group] = not any(spaces(d.b.expr) for d in m.defs.values()
                            if d.rec and d.group == group)
     return c[group]
+
+
+def _here_refs(e) -> list:
+    """The names e reads at the space at hand: not those under `spaces(...)`, which reads
+    them at every space."""
+    if isinstance(e, Un) and e.op == "spaces":
+        return []
+    if isinstance(e, Name):
+        return [e]
+    out: list = []
+    for c in _children(e):
+        out += _here_refs(c)
+    return out
+
+
+def _space_names(m: CatModel) -> dict:
+    """Definition name -> the space-dependent base names its value reads at the space at
+    hand, through definitions (not through `spaces(...)`; a let rec group as one): what
+    Evaluator._space compares. Cached on the model."""
+    r = getattr(m, "_space_names_", None)
+    if r is not None:
+        return r
+    direct = {n: {x.name for x in _here_refs(d.b.expr)} for n, d in m.defs.items()}
+    out = {n: {x for x in refs if x in BASE and BASE[x][2]} for n, refs in direct.items()}
+    changed = True
+    while changed:
+        changed = False
+        for n, d in m.defs.items():
+            new = set(out[n])
+            for x in direct[n]:
+                if x in out:
+                    new |= out[x]
+            if d.rec:
+                for g in m.groups[d.group]:
+                    if g in out and m.defs[g].rec and m.defs[g].group == d.group:
+                        new |= out[g]
+            if new != out[n]:
+                out[n] = new
+                changed = True
+    r = m._space_names_ = {n: frozenset(v) for n, v in out.items()}
+    return r
 
 
 def _level_cuts(m: CatModel):
@@ -257,6 +299,9 @@ class Evaluator:
         self.filters = FILTERS and hasattr(alg, "restrict_rows")    # Evaluator._filter
         self.rep = self._classes() if level_classes else None
         self.reps = tuple(sorted(set(self.rep))) if self.rep else LEVELS
+        self.space_names = _space_names(m)
+        self._spaces: dict = {}     # (names, space) -> its representative: _space
+        self._sigs: dict = {}       # (base name, space) -> its signature at every level
 
     def _classes(self):
         """docs/semantics.md §18 "Levels that cannot differ": each level's representative,
@@ -287,6 +332,37 @@ class Evaluator:
             rep.append(rep[-1] if lv not in cuts and sig[lv] == sig[lv - 1] else lv)
         return tuple(rep)
 
+    def _space(self, names: frozenset, sp):
+        """docs/semantics.md §18 "Spaces that cannot differ": the first address space of the
+        test at which each space-dependent base name in `names` (what a value reads at the
+        space at hand, _space_names) has the value it has at sp; sp when there is none. A
+        value is a function of the base values it reads, so its value there is its value at
+        sp (the base values not static, a template's terms, are never compared equal)."""
+        key = (names, sp)
+        r = self._spaces.get(key)
+        if r is None:
+            r = sp
+            if SPACE_CLASSES and names and sp is not None:
+                mine = [self._sig(n, sp) for n in names]
+                if None not in mine:
+                    for s in self.spaces:
+                        if s == sp:
+                            break
+                        if [self._sig(n, s) for n in names] == mine:
+                            r = s
+                            break
+            self._spaces[key] = r
+        return r
+
+    def _sig(self, name: str, sp):
+        """A space-dependent base name's signatures at every level (None: not static)."""
+        key = (name, sp)
+        if key not in self._sigs:
+            sig = tuple(self.base.signature(name, lv, sp)
+                        for lv in (LEVELS if BASE[name][1] else (None,)))
+            self._sigs[key] = None if None in sig else sig
+        return self._sigs[key]
+
     # ---- names ----
     def _names(self, name: str) -> dict:
         """Where the value of a name is memoised: `held` for one that does not depend on co
@@ -309,6 +385,8 @@ class Evaluator:
                                  else self.alg.rel_of(d))
             return v
         d = self.m.defs[name]
+        if d.space:
+            sp = self._space(self.space_names[name], sp)
         key = (name, level, sp if d.space else None)
         v = memo.get(key)
         if v is not None:
@@ -536,7 +614,7 @@ class Evaluator:
         if isinstance(e, Un) and e.op == "spaces":
             sort = self.sort(e.arg)
             out = A.empty(sort)
-            for s2 in self.spaces:
+            for s2 in self.spaces_of(e.arg, self.spaces):
                 out = A.union(sort, out, self.eval(e.arg, env, s2))
             return out
         if isinstance(e, Un):
@@ -627,7 +705,20 @@ class Evaluator:
         raise AssertionError(e)
 
     def spaces_of(self, e, spaces) -> list:
-        return list(spaces) if spdep(self.m, e) else [None]
+        """The address spaces at which e's value is to be had: [None] when it depends on
+        none, else one space of each class of `spaces` at which it cannot differ (_space;
+        an axiom holds at a space when it holds at its class's)."""
+        if not spdep(self.m, e):
+            return [None]
+        names = frozenset(n for x in _here_refs(e) for n in
+                          ((x.name,) if x.name in BASE and BASE[x.name][2] else
+                           self.space_names.get(x.name, ())))
+        out: list = []
+        for sp in spaces:
+            r = self._space(names, sp)
+            if r not in out:
+                out.append(r)
+        return out
 
 
 class Demand:
