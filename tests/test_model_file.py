@@ -1568,3 +1568,34 @@ def test_an_axiom_is_asserted_once_per_class_of_spaces(monkeypatch):
     axioms = {ax.name: ax for ax in load(SEED).axioms}
     assert got[id(axioms["hb_acyclic"].expr)] == ["global"]
     assert got[id(axioms["cofinal"].expr)] == ["global", "local"]
+
+
+def test_a_node_that_reads_no_space_is_built_once(monkeypatch):
+    """sync-as-local-fences: the fences synchronize local only, so Sync differs between the
+    spaces and hb, sw, the chains and maysee are evaluated at each. A node inside them that
+    reads no space-dependent name (hb's cross(T, T), maysee's [Hap] ; loc ; [R], ...) is
+    memoised under no space: evaluated once per binding of its level variables (outside a
+    let rec's rounds, which evaluate their bodies once per round). Keyed by the space, as
+    before, several were evaluated twice."""
+    from amdmm_smt.cat import eval as E
+    from amdmm_smt.elaborate.events import elaborate
+    from amdmm_smt.encode import encode
+    info = E._analyse(load(SEED))
+    count: dict = {}
+    spaces = set()
+    real = E.Evaluator._eval
+
+    def spy(self, e, env, sp):
+        inf = info.get(id(e))
+        if inf is not None and sp is not None and self.round is None:
+            spaces.add(sp)
+            if not inf[3]:
+                k = (id(e), tuple(sorted(env.items())))
+                count[k] = count.get(k, 0) + 1
+        return real(self, e, env, sp)
+    monkeypatch.setattr(E.Evaluator, "_eval", spy)
+    el = elaborate(parse_file(os.path.join(ROOT, "litmus", "mmra", "sync-as-local-fences.yaml")),
+                   get_model(SEED))
+    encode(el)
+    assert spaces == {"global", "local"} and len(count) > 20
+    assert max(count.values()) == 1, sorted(count.values())[-5:]

@@ -103,7 +103,8 @@ def _uses(by_def: dict, e) -> bool:
 
 def _analyse(m: CatModel) -> dict:
     """Per expression node: (depends on a dynamic base name, names a recursive definition
-    directly, its free level variables). Cached on the model."""
+    directly, its free level variables, the space-dependent base names it reads at the space
+    at hand: _space_names). Cached on the model."""
     info = getattr(m, "_node_info", None)
     if info is not None:
         return info
@@ -113,9 +114,18 @@ def _analyse(m: CatModel) -> dict:
         rs = _refs(e)
         info[k] = (any(dyn[r.name] for r in rs),
                    any(r.name in m.defs and m.defs[r.name].rec for r in rs),
-                   tuple(sorted(_free(e))))
+                   tuple(sorted(_free(e))),
+                   _reads_here(m, e))
     m._node_info = info
     return info
+
+
+def _reads_here(m: CatModel, e) -> frozenset:
+    """The space-dependent base names expression e reads at the space at hand (directly and
+    through definitions: _space_names)."""
+    sn = _space_names(m)
+    return frozenset(n for x in _here_refs(e) for n in
+                     ((x.name,) if x.name in BASE and BASE[x.name][2] else sn.get(x.name, ())))
 
 
 def _with_base(by_def: dict, base) -> dict:
@@ -467,7 +477,12 @@ class Evaluator:
         inf = self.info.get(id(e))
         if inf is None:
             return None
-        dyn, rec, free = inf
+        dyn, rec, free, here = inf
+        # keyed by the space of its class (a node that reads no space-dependent name: none),
+        # so that it is evaluated once per class (docs/semantics.md §18 "Spaces that cannot
+        # differ"; the values are equal)
+        if sp is not None:
+            sp = self._space(here, sp) if here else None
         key = (id(e), tuple([(k, env[k]) for k in free if k in env]) if free else (), sp)
         if rec:
             # a node naming a recursive definition: while a group iterates (`round`), its
@@ -710,9 +725,8 @@ class Evaluator:
         an axiom holds at a space when it holds at its class's)."""
         if not spdep(self.m, e):
             return [None]
-        names = frozenset(n for x in _here_refs(e) for n in
-                          ((x.name,) if x.name in BASE and BASE[x.name][2] else
-                           self.space_names.get(x.name, ())))
+        inf = self.info.get(id(e))
+        names = inf[3] if inf is not None else _reads_here(self.m, e)
         out: list = []
         for sp in spaces:
             r = self._space(names, sp)
