@@ -192,6 +192,26 @@ def _closed_group(m: CatModel, group) -> bool:
     return c[group]
 
 
+def _group_shape(m: CatModel, group) -> tuple:
+    """A let rec group's members, and the names their bodies use outside it, each with
+    whether it is level-indexed (in the order the bodies name them). Cached on the model."""
+    c = m.__dict__.setdefault("_group_shapes", {})
+    r = c.get(group)
+    if r is None:
+        names = [n for n in m.groups[group]
+                 if m.defs.get(n) is not None and m.defs[n].group == group]
+        inside = set(names)
+        outside = []
+        for n in names:
+            for ref in _refs(m.defs[n].b.expr):
+                if ref.name in inside:
+                    continue
+                outside.append((ref.name, BASE[ref.name][1] if ref.name in BASE
+                                else m.defs[ref.name].b.param is not None))
+        r = c[group] = (names, tuple(outside))
+    return r
+
+
 def _here_refs(e) -> list:
     """The names e reads at the space at hand: not those under `spaces(...)`, which reads
     them at every space."""
@@ -312,6 +332,8 @@ class Evaluator:
         self.space_names = _space_names(m)
         self._spaces: dict = {}     # (names, space) -> its representative: _space
         self._sigs: dict = {}       # (base name, space) -> its signature at every level
+        self.one_space = len(self.spaces) <= 1     # every class is that space
+        self._ranges: dict = {}     # (lo, hi) -> the level classes' representatives in it
 
     def _classes(self):
         """docs/semantics.md §18 "Levels that cannot differ": each level's representative,
@@ -395,7 +417,7 @@ class Evaluator:
                                  else self.alg.rel_of(d))
             return v
         d = self.m.defs[name]
-        if d.space:
+        if d.space and not self.one_space:
             sp = self._space(self.space_names[name], sp)
         key = (name, level, sp if d.space else None)
         v = memo.get(key)
@@ -410,8 +432,7 @@ class Evaluator:
         return v
 
     def _group(self, d, sp):
-        names = [n for n in self.m.groups[d.group]
-                 if self.m.defs.get(n) is not None and self.m.defs[n].group == d.group]
+        names, outside = _group_shape(self.m, d.group)
         keys = []
         for n in names:
             g = self.m.defs[n]
@@ -420,17 +441,10 @@ class Evaluator:
         sorts = {k: self.m.defs[k[0]].sort for k in keys}
         # what the bodies use outside the group first: their values are fixed during the
         # iteration (and get their defining variables in the Z3 algebra)
-        inside = set(names)
         inputs = []
-        for n in names:
-            g = self.m.defs[n]
-            for ref in _refs(g.b.expr):
-                if ref.name in inside:
-                    continue
-                indexed = (BASE[ref.name][1] if ref.name in BASE
-                           else self.m.defs[ref.name].b.param is not None)
-                for lv in (self.reps if indexed else (None,)):
-                    inputs.append(self.get(ref.name, lv, sp))
+        for ref, indexed in outside:
+            for lv in (self.reps if indexed else (None,)):
+                inputs.append(self.get(ref, lv, sp))
 
         memo = self.memo if self.held is None else self._names(names[0])  # one for the group
         # an algebra whose values are hashable (the reference engine's masks) keeps each
@@ -482,7 +496,7 @@ class Evaluator:
         # so that it is evaluated once per class (docs/semantics.md §18 "Spaces that cannot
         # differ"; the values are equal)
         if sp is not None:
-            sp = self._space(here, sp) if here else None
+            sp = (sp if self.one_space else self._space(here, sp)) if here else None
         key = (id(e), tuple([(k, env[k]) for k in free if k in env]) if free else (), sp)
         if rec:
             # a node naming a recursive definition: while a group iterates (`round`), its
@@ -691,8 +705,11 @@ class Evaluator:
                 hi = b
         if self.rep is None:
             return range(lo_, hi + 1)
-        rep = self.rep
-        return sorted({rep[lv] for lv in range(lo_, hi + 1)})
+        r = self._ranges.get((lo_, hi))
+        if r is None:
+            rep = self.rep
+            r = self._ranges[(lo_, hi)] = sorted({rep[lv] for lv in range(lo_, hi + 1)})
+        return r
 
     def sort(self, e) -> str:
         """e's sort, "set" or "rel" (cached on the model per node)."""
