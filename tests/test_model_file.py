@@ -1438,7 +1438,8 @@ def test_contains_and_inclusive_by_rows_equal_them_pair_by_pair(option):
     inclusive_rows) instead of a call of Elab.contains / inclusive per pair: on every corpus
     test, at every level and address space, under each option that changes either, the
     rows hold exactly the pairs the pairwise definitions say, and the base relations the
-    model files see are the same with rows and pair by pair (cat/base.py Base.BY_ROWS)."""
+    model files see are the same with rows and pair by pair (cat/base.py Base.BY_ROWS), as
+    are the level names' signatures (Base.signature) and their values' keys."""
     from amdmm_smt.cat.base import Base
     from amdmm_smt.cat.names import LEVELS
     from amdmm_smt.elaborate.events import elaborate
@@ -1468,6 +1469,8 @@ def test_contains_and_inclusive_by_rows_equal_them_pair_by_pair(option):
                 for sp in el.spaces:
                     a, b = by_rows.value(name, lv, sp), pairwise.value(name, lv, sp)
                     assert list(a.items()) == list(b.items()), (f, name, lv, sp)
+                    if name != "contains":   # the level names' signatures, from the levels
+                        assert by_rows.signature(name, lv, sp) == frozenset(b), (f, name, lv)
         seen += 1
     assert seen > 200
 

@@ -159,6 +159,8 @@ class Base:
         if name == "contains" and self.BY_ROWS:
             rows = self.el.contains_rows(level)
             return tuple(rows[e.id] for e in self.ev)
+        if name in ("AvsGe", "ScGe", "AvScGe") and self.BY_ROWS:    # the keys _compute gives
+            return frozenset(i for i, s in self._levels_of(name, sp) if s >= level)
         d = self.value(name, level, sp)
         if any(t is not True for t in d.values()):
             return None
