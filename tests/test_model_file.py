@@ -1602,3 +1602,23 @@ def test_a_node_that_reads_no_space_is_built_once(monkeypatch):
     encode(el)
     assert spaces == {"global", "local"} and len(count) > 20
     assert max(count.values()) == 1, sorted(count.values())[-5:]
+
+
+def test_space_names_agree_with_the_checkers_space_flag():
+    """A definition reads a space-dependent base name at the space at hand
+    (cat/eval.py _space_names, what the space classes compare) exactly when the checker
+    marks it as depending on the space (`space`, which keys its memo): on every model file
+    that loads on its own."""
+    from amdmm_smt.cat.eval import _space_names
+    seen = 0
+    for f in sorted(glob.glob(os.path.join(ROOT, "models", "*.cat"))
+                    + glob.glob(os.path.join(ROOT, "models", "options", "*.cat"))):
+        try:
+            m = load(f)
+        except LitmusError:
+            continue        # async.cat, barrier.cat: parts the seed includes
+        names = _space_names(m)
+        for n, d in m.defs.items():
+            assert d.space == bool(names[n]), (f, n)
+        seen += 1
+    assert seen >= 25
